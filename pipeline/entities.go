@@ -1,0 +1,132 @@
+package pipeline
+
+import "time"
+
+// WorkflowStatus is the lifecycle of one document's analysis.
+type WorkflowStatus string
+
+const (
+	WorkflowPending    WorkflowStatus = "pending"
+	WorkflowInProgress WorkflowStatus = "in_progress"
+	WorkflowCompleted  WorkflowStatus = "completed"
+	WorkflowFailed     WorkflowStatus = "failed"
+)
+
+// StepStatus is the lifecycle of one step of a workflow.
+type StepStatus string
+
+const (
+	StepPending    StepStatus = "pending"
+	StepInProgress StepStatus = "in_progress"
+	StepCompleted  StepStatus = "completed"
+	StepFailed     StepStatus = "failed"
+	StepSkipped    StepStatus = "skipped"
+)
+
+// SegmentStatus is the lifecycle of one segment.
+type SegmentStatus string
+
+const (
+	SegmentPending SegmentStatus = "pending"
+	SegmentDone    SegmentStatus = "done"
+	SegmentFailed  SegmentStatus = "failed"
+	SegmentSkipped SegmentStatus = "skipped" // e.g. needs OCR and no OCR engine is installed
+)
+
+// Project groups documents.
+type Project struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Document is one uploaded file. Its bytes live in the blob store.
+type Document struct {
+	ProjectID string    `json:"project_id"`
+	ID        string    `json:"id"`
+	FileName  string    `json:"file_name"`
+	FileURI   string    `json:"file_uri"` // where the original came from (path or s3://)
+	BlobKey   string    `json:"blob_key"` // where docpipe keeps the bytes
+	SHA256    string    `json:"sha256"`
+	Size      int64     `json:"size"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Workflow is one analysis of one document. The same record is stored under
+// the project (listing) and under the document (metadata).
+type Workflow struct {
+	ID            string            `json:"id"`
+	ProjectID     string            `json:"project_id"`
+	DocumentID    string            `json:"document_id"`
+	FileURI       string            `json:"file_uri"`
+	FileName      string            `json:"file_name"`
+	MIMEType      string            `json:"mime_type,omitempty"`
+	ExecutionID   string            `json:"execution_id,omitempty"` // execution name or ARN
+	Status        WorkflowStatus    `json:"status"`
+	TotalSegments int               `json:"total_segments"`
+	Preprocessing map[string]string `json:"preprocessing,omitempty"` // stage → status
+	Error         string            `json:"error,omitempty"`
+	CreatedAt     time.Time         `json:"created_at"`
+	UpdatedAt     time.Time         `json:"updated_at"`
+}
+
+// StepState is one step's entry in the step item.
+type StepState struct {
+	Status    StepStatus `json:"status"`
+	Label     string     `json:"label"`
+	StartedAt string     `json:"started_at,omitempty"` // RFC 3339, "" until started
+	EndedAt   string     `json:"ended_at,omitempty"`
+	Error     string     `json:"error,omitempty"`
+}
+
+// StepProgress is the step item: every step's status plus segment counters.
+// This is what "how far along is it" reads.
+type StepProgress struct {
+	WorkflowID      string               `json:"workflow_id"`
+	ProjectID       string               `json:"project_id"`
+	DocumentID      string               `json:"document_id"`
+	FileName        string               `json:"file_name"`
+	Status          WorkflowStatus       `json:"status"`
+	Steps           map[string]StepState `json:"steps"`
+	TotalSegments   int                  `json:"total_segments"`
+	SegmentsDone    int                  `json:"segments_done"`
+	SegmentsFailed  int                  `json:"segments_failed"`
+	SegmentsSkipped int                  `json:"segments_skipped"`
+	Error           string               `json:"error,omitempty"`
+	UpdatedAt       string               `json:"updated_at"`
+}
+
+// Segment is one page or section of a document. Its text and analysis live
+// in the blob store; the item keeps only small fields.
+type Segment struct {
+	WorkflowID string        `json:"workflow_id"`
+	Index      int           `json:"index"` // 1-based
+	Kind       string        `json:"kind"`  // "page" or "section"
+	Status     SegmentStatus `json:"status"`
+	Source     string        `json:"source,omitempty"` // "text", "ocr"
+	TextKey    string        `json:"text_key"`
+	ResultKey  string        `json:"result_key,omitempty"`
+	Chars      int           `json:"chars"`
+	Language   string        `json:"language,omitempty"`
+	Keywords   []string      `json:"keywords,omitempty"` // top few only
+	Error      string        `json:"error,omitempty"`
+	UpdatedAt  string        `json:"updated_at,omitempty"`
+}
+
+// Transition is one audit record of a step status change.
+type Transition struct {
+	ID         string     `json:"id"`
+	WorkflowID string     `json:"workflow_id"`
+	Step       string     `json:"step"`
+	From       StepStatus `json:"from"`
+	To         StepStatus `json:"to"`
+	Error      string     `json:"error,omitempty"`
+	At         string     `json:"at"`
+}
+
+// TimeFormat renders timestamps stored in keys and items: fixed width, so
+// lexical order is time order.
+const TimeFormat = "2006-01-02T15:04:05.000000000Z"
+
+// FormatTime renders t in UTC with TimeFormat.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }

@@ -1,0 +1,102 @@
+package pipeline
+
+import (
+	"fmt"
+	"hash/fnv"
+
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// StatusShards is the number of GSI1 partitions the status index is spread
+// over, so that one hot partition never throttles the table. Readers query
+// every shard and merge.
+const StatusShards = 8
+
+// Key builders: the only place the single-table key layout is spelled out.
+
+func ProjectKey(projectID string) table.Key {
+	return table.Key{PK: "PROJ#" + projectID, SK: "META"}
+}
+
+func DocumentKey(projectID, documentID string) table.Key {
+	return table.Key{PK: "PROJ#" + projectID, SK: "DOC#" + documentID}
+}
+
+// ProjectWorkflowKey is the workflow item listed under its project.
+func ProjectWorkflowKey(projectID, workflowID string) table.Key {
+	return table.Key{PK: "PROJ#" + projectID, SK: "WF#" + workflowID}
+}
+
+// WorkflowKey is the workflow metadata item, under its document.
+func WorkflowKey(documentID, workflowID string) table.Key {
+	return table.Key{PK: "DOC#" + documentID, SK: "WF#" + workflowID}
+}
+
+// StepKey is the item holding every step's status and the segment counters.
+func StepKey(workflowID string) table.Key {
+	return table.Key{PK: "WF#" + workflowID, SK: "STEP"}
+}
+
+// SegmentKey addresses one segment; the index is zero-padded to 6 digits
+// so that key order is index order past 9,999 pages.
+func SegmentKey(workflowID string, index int) table.Key {
+	return table.Key{PK: "WF#" + workflowID, SK: SegmentSK(index)}
+}
+
+func SegmentSK(index int) string { return fmt.Sprintf("SEG#%06d", index) }
+
+func TransitionKey(workflowID, transitionID string) table.Key {
+	return table.Key{PK: "WF#" + workflowID, SK: "TRANSITION#" + transitionID}
+}
+
+// Prefixes for queries.
+const (
+	PrefixProject    = "PROJ#"
+	PrefixDocument   = "DOC#"
+	PrefixWorkflow   = "WF#"
+	PrefixSegment    = "SEG#"
+	PrefixTransition = "TRANSITION#"
+	PrefixFile       = "FILE#"
+)
+
+// StatusShard returns the GSI1 shard of a workflow: a stable hash of its id.
+func StatusShard(workflowID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(workflowID))
+	return int(h.Sum32() % StatusShards)
+}
+
+// StatusIndexPK is the GSI1 partition key of shard n.
+func StatusIndexPK(shard int) string { return fmt.Sprintf("STEP#ANALYSIS_STATUS#%d", shard) }
+
+// StatusIndexSK is the GSI1 sort key: status, then update time (RFC 3339
+// with fixed-width fraction, so lexical order is time order), then workflow.
+func StatusIndexSK(status WorkflowStatus, updated string, workflowID string) string {
+	return string(status) + "#" + updated + "#" + workflowID
+}
+
+// ContentIndexPK is the GSI2 partition key grouping documents by content.
+func ContentIndexPK(sha256hex string) string { return PrefixFile + sha256hex }
+
+// Blob layout: <project>/<document>/<workflow>/...
+
+// SourceBlobKey is where the uploaded original is kept.
+func SourceBlobKey(projectID, documentID string) string {
+	return projectID + "/" + documentID + "/source"
+}
+
+// WorkflowBlobPrefix is the prefix of every blob one workflow writes.
+func WorkflowBlobPrefix(projectID, documentID, workflowID string) string {
+	return projectID + "/" + documentID + "/" + workflowID + "/"
+}
+
+// SegmentBlobPrefix is the folder of one segment's blobs.
+func SegmentBlobPrefix(projectID, documentID, workflowID string, index int) string {
+	return fmt.Sprintf("%ssegments/%06d/", WorkflowBlobPrefix(projectID, documentID, workflowID), index)
+}
+
+// ManifestBlobKey is the segment manifest (JSON array of batches) the
+// Distributed Map reads.
+func ManifestBlobKey(projectID, documentID, workflowID string) string {
+	return WorkflowBlobPrefix(projectID, documentID, workflowID) + "manifest.json"
+}
