@@ -1,0 +1,100 @@
+// Package extract holds the types shared by the format sniffer and the
+// per-format text extractors. Extractors return the step error types of
+// package pipeline (InvalidDocumentError, PasswordProtectedError, ...) so
+// that a bad file fails its workflow with a readable, correctly named reason.
+package extract
+
+import "context"
+
+// Format is a document format recognised from its bytes.
+type Format string
+
+const (
+	FormatPDF      Format = "pdf"
+	FormatDOCX     Format = "docx"
+	FormatHTML     Format = "html"
+	FormatMarkdown Format = "markdown"
+	FormatText     Format = "text"
+	FormatPNG      Format = "png"
+	FormatJPEG     Format = "jpeg"
+	FormatTIFF     Format = "tiff"
+)
+
+// MIMEType returns the format's MIME type.
+func (f Format) MIMEType() string {
+	switch f {
+	case FormatPDF:
+		return "application/pdf"
+	case FormatDOCX:
+		return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+	case FormatHTML:
+		return "text/html"
+	case FormatMarkdown:
+		return "text/markdown"
+	case FormatText:
+		return "text/plain"
+	case FormatPNG:
+		return "image/png"
+	case FormatJPEG:
+		return "image/jpeg"
+	case FormatTIFF:
+		return "image/tiff"
+	}
+	return "application/octet-stream"
+}
+
+// IsImage reports whether the format is a raster image (OCR only).
+func (f Format) IsImage() bool { return f == FormatPNG || f == FormatJPEG || f == FormatTIFF }
+
+// Unit is one page (paged formats) or section (flowing text) of extracted
+// text, in document order.
+type Unit struct {
+	Index    int    `json:"index"` // 1-based
+	Kind     string `json:"kind"`  // "page" or "section"
+	Text     string `json:"text"`
+	NeedsOCR bool   `json:"needs_ocr,omitempty"` // no text layer: an image page
+}
+
+// Limits bound what one document may cost. Zero fields take DefaultLimits.
+type Limits struct {
+	MaxFileBytes         int64 // size of the uploaded file
+	MaxPages             int   // pages of a PDF (or sections of flowing text)
+	MaxDecompressedBytes int64 // total uncompressed size of a zip-based file
+	MaxSectionChars      int   // target size of one section of flowing text
+}
+
+// DefaultLimits are generous for real documents and stop abuse early.
+var DefaultLimits = Limits{
+	MaxFileBytes:         512 << 20,
+	MaxPages:             50_000,
+	MaxDecompressedBytes: 1 << 30,
+	MaxSectionChars:      4_000,
+}
+
+// WithDefaults fills zero fields from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultLimits.MaxFileBytes
+	}
+	if l.MaxPages <= 0 {
+		l.MaxPages = DefaultLimits.MaxPages
+	}
+	if l.MaxDecompressedBytes <= 0 {
+		l.MaxDecompressedBytes = DefaultLimits.MaxDecompressedBytes
+	}
+	if l.MaxSectionChars <= 0 {
+		l.MaxSectionChars = DefaultLimits.MaxSectionChars
+	}
+	return l
+}
+
+// PDFExtractor extracts one text unit per page from a PDF held in a file.
+// Implementations: poppler's pdftotext and a pure-Go extractor.
+type PDFExtractor interface {
+	Name() string
+	// Pages returns the number of pages without extracting text.
+	Pages(ctx context.Context, path string) (int, error)
+	// Extract returns one Unit per page, Kind "page", in page order. Pages
+	// without a text layer come back with NeedsOCR set and empty Text.
+	Extract(ctx context.Context, path string, limits Limits) ([]Unit, error)
+}
