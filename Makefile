@@ -1,0 +1,70 @@
+# docpipe — `make` prints this help.
+GO        ?= go
+PKGS      ?= ./...
+BIN       ?= bin
+MOTO_PORT ?= 4566
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## build the docpipe, steps and ingest binaries into ./bin
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+.PHONY: run-sample
+run-sample: ## run the main job on the bundled samples (embedded default)
+	$(GO) run ./cmd/docpipe run --home .docpipe samples/
+
+.PHONY: test
+test: ## all tests with -race; with moto_server installed, also the AWS conformance and integration suites
+	.ci/test
+
+.PHONY: test-unit
+test-unit: ## unit and embedded conformance tests only (no AWS endpoint needed)
+	$(GO) test -race -count=1 $(PKGS)
+
+.PHONY: test-integration
+test-integration: ## integration suite against AWS_ENDPOINT_URL (default http://localhost:4566, e.g. LocalStack)
+	AWS_ENDPOINT_URL=$${AWS_ENDPOINT_URL:-http://localhost:4566} $(GO) test -race -count=1 -tags integration -timeout 20m $(PKGS)
+
+.PHONY: localstack-up
+localstack-up: ## start LocalStack in Docker on :4566 (needs a Docker engine)
+	docker run --rm -d --name docpipe-localstack -p 4566:4566 -e SERVICES=dynamodb,s3,stepfunctions localstack/localstack
+
+.PHONY: localstack-down
+localstack-down: ## stop LocalStack
+	docker stop docpipe-localstack
+
+.PHONY: lint
+lint: ## gofmt, go vet and staticcheck
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags integration $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+
+.PHONY: bench
+bench: ## benchmarks: orchestration, extraction, analysis, state, end-to-end runs
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 30m $(PKGS)
+
+.PHONY: generate
+generate: ## regenerate the committed state machine definitions
+	$(GO) test ./statemachine -run TestCommittedDefinitionsMatchGenerator -update
+
+.PHONY: verify
+verify: ## fail when generated files are stale
+	$(GO) test ./statemachine -run TestCommittedDefinitionsMatchGenerator -count=1
+
+.PHONY: package
+package: ## build the Lambda zips (linux/arm64, provided.al2023) into ./bin
+	.ci/package $(BIN)
+
+.PHONY: tf-fmt
+tf-fmt: ## terraform fmt -check
+	terraform fmt -check -recursive terraform
+
+.PHONY: tf-validate
+tf-validate: ## terraform init+validate the example (needs provider downloads)
+	cd terraform/examples/complete && terraform init -backend=false && terraform validate

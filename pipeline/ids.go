@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// ids hands out ULIDs: time ordered, and strictly increasing within one
+// process even inside one millisecond (monotonic entropy), so "newest first"
+// is reverse key order and audit items sort in the order they were made.
+var ids = struct {
+	sync.Mutex
+	entropy *ulid.MonotonicEntropy
+}{entropy: ulid.Monotonic(rand.Reader, 0)}
+
+// NewID returns a new ULID for the current time. Safe for concurrent use.
+func NewID() string { return NewIDAt(time.Now()) }
+
+// NewIDAt returns a new ULID whose time part is t (clamped to the range a
+// ULID can hold). Safe for concurrent use; IDs made for the same millisecond
+// increase monotonically.
+func NewIDAt(t time.Time) string {
+	ms := ulidTime(t)
+	ids.Lock()
+	defer ids.Unlock()
+	id, err := ulid.New(ms, ids.entropy)
+	if err != nil {
+		// Monotonic entropy fails only when a millisecond's increments run
+		// out (about 2^48 ids); fresh entropy still gives a unique id.
+		id = ulid.MustNew(ms, rand.Reader)
+	}
+	return id.String()
+}
+
+// DeterministicID returns a valid ULID whose time part is t and whose
+// entropy is a hash of parts: the same inputs always give the same id. It
+// derives a workflow id from an S3 event (bucket, key, ETag), so a
+// redelivered event maps onto the workflow it already started.
+func DeterministicID(t time.Time, parts ...string) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range parts {
+		// Length-prefix each part so ("ab","c") and ("a","bc") differ.
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		io.WriteString(h, p)
+	}
+	var entropy [10]byte
+	copy(entropy[:], h.Sum(nil))
+	var id ulid.ULID
+	// SetTime cannot fail: ulidTime clamps to ulid.MaxTime().
+	_ = id.SetTime(ulidTime(t))
+	_ = id.SetEntropy(entropy[:])
+	return id.String()
+}
+
+// ulidTime converts t to ULID milliseconds, clamped to what a ULID holds.
+func ulidTime(t time.Time) uint64 {
+	ms := t.UnixMilli()
+	if ms < 0 {
+		return 0
+	}
+	if uint64(ms) > ulid.MaxTime() {
+		return ulid.MaxTime()
+	}
+	return uint64(ms)
+}

@@ -1,0 +1,180 @@
+package statemachine
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+var update = flag.Bool("update", false, "rewrite the committed definitions from the generator")
+
+// DefinitionPath is where the generated definition of a mode is committed.
+func definitionPath(mode Mode) string {
+	return filepath.Join("definitions", "docpipe."+string(mode)+".asl.json")
+}
+
+// TestCommittedDefinitionsMatchGenerator fails when someone changes the
+// pipeline definition or the generator without running `make generate`.
+func TestCommittedDefinitionsMatchGenerator(t *testing.T) {
+	for _, mode := range Modes {
+		got, err := Generate(pipeline.DefaultDefinition(), mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := definitionPath(mode)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run `make generate`)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run `make generate`", path)
+		}
+	}
+}
+
+func TestCommittedDefinitionsAreEmbedded(t *testing.T) {
+	for _, mode := range Modes {
+		want, err := os.ReadFile(definitionPath(mode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Definition(mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("embedded %s differs from the file", mode)
+		}
+	}
+}
+
+func TestGenerateShapes(t *testing.T) {
+	def := pipeline.DefaultDefinition()
+	for _, mode := range Modes {
+		raw, err := Generate(def, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sm struct {
+			StartAt string
+			States  map[string]map[string]any
+		}
+		if err := json.Unmarshal(raw, &sm); err != nil {
+			t.Fatal(err)
+		}
+		if sm.StartAt != pipeline.StepSegmentPrep {
+			t.Errorf("%s: StartAt = %q", mode, sm.StartAt)
+		}
+		// Every stage is a state, chained in definition order, and every
+		// stage routes failures to the recorder.
+		for i, st := range def.Stages {
+			s, ok := sm.States[st.Name]
+			if !ok {
+				t.Fatalf("%s: no state %q", mode, st.Name)
+			}
+			want := StateFinalize
+			if i+1 < len(def.Stages) {
+				want = def.Stages[i+1].Name
+			}
+			if s["Next"] != want {
+				t.Errorf("%s: %s.Next = %v, want %s", mode, st.Name, s["Next"], want)
+			}
+			if !strings.Contains(string(mustJSON(t, s["Catch"])), StateWorkflowFailed) {
+				t.Errorf("%s: %s does not catch into %s", mode, st.Name, StateWorkflowFailed)
+			}
+		}
+		m := sm.States[pipeline.StepSegmentAnalyzer]
+		if m["Type"] != "Map" {
+			t.Fatalf("%s: segment_analyzer is %v, want a Map", mode, m["Type"])
+		}
+		if strings.Contains(string(raw), "ItemBatcher") {
+			t.Errorf("%s: uses ItemBatcher, which the emulators cannot parse", mode)
+		}
+		if m["MaxConcurrency"] != float64(def.MaxConcurrency) {
+			t.Errorf("%s: MaxConcurrency = %v", mode, m["MaxConcurrency"])
+		}
+	}
+}
+
+func TestNonRetryableStageHasNoTransientRetry(t *testing.T) {
+	def := pipeline.DefaultDefinition()
+	def.Stages[0].Retryable = false
+	raw, err := Generate(def, ModeLocal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sm struct{ States map[string]map[string]any }
+	if err := json.Unmarshal(raw, &sm); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := sm.States[def.Stages[0].Name]["Retry"]; ok {
+		t.Errorf("non-retryable stage has Retry %v", r)
+	}
+	if _, ok := sm.States[def.Stages[1].Name]["Retry"]; !ok {
+		t.Errorf("retryable stage lost its Retry")
+	}
+}
+
+func TestPermanentErrorsAreNeverRetried(t *testing.T) {
+	for _, mode := range Modes {
+		raw, _ := Generate(pipeline.DefaultDefinition(), mode)
+		for _, name := range pipeline.PermanentErrorNames {
+			if bytes.Contains(raw, []byte(`"`+name+`"`)) {
+				t.Errorf("%s: permanent error %s appears in a retrier", mode, name)
+			}
+		}
+	}
+}
+
+func TestRender(t *testing.T) {
+	raw, err := Generate(pipeline.DefaultDefinition(), ModeLambda)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Render(raw, nil); err == nil || !strings.Contains(err.Error(), VarStepsFunctionARN) {
+		t.Fatalf("Render without vars: err = %v, want missing %s", err, VarStepsFunctionARN)
+	}
+	arn := "arn:aws:lambda:eu-west-1:123456789012:function:docpipe-steps"
+	out, err := Render(raw, map[string]string{VarStepsFunctionARN: arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("${")) || !bytes.Contains(out, []byte(arn)) || !json.Valid(out) {
+		t.Errorf("rendered definition is wrong:\n%s", out)
+	}
+}
+
+func TestGenerateRejectsBadDefinitions(t *testing.T) {
+	if _, err := Generate(pipeline.Definition{Name: "x"}, ModeLocal); err == nil {
+		t.Error("no stages: want error")
+	}
+	if _, err := Generate(pipeline.DefaultDefinition(), Mode("ftp")); err == nil {
+		t.Error("unknown mode: want error")
+	}
+	def := pipeline.DefaultDefinition()
+	def.Stages[2].Scope = "galaxy"
+	if _, err := Generate(def, ModeLocal); err == nil {
+		t.Error("unknown scope: want error")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
