@@ -135,6 +135,10 @@ type InvalidInputError struct{ Reason string }
 // SegmentsFailedError fails a workflow whose segments all failed.
 type SegmentsFailedError struct{ Reason string }
 
+// UnexpectedError is any failure not classified above (a bug, an
+// unforeseen condition). It is not retried.
+type UnexpectedError struct{ Reason string }
+
 func (e *TransientError) Error() string         { return "transient: " + e.Reason }
 func (e *InvalidDocumentError) Error() string   { return "invalid document: " + e.Reason }
 func (e *UnsupportedFormatError) Error() string { return "unsupported format: " + e.Reason }
@@ -142,6 +146,7 @@ func (e *TooLargeError) Error() string          { return "too large: " + e.Reaso
 func (e *PasswordProtectedError) Error() string { return "password protected: " + e.Reason }
 func (e *InvalidInputError) Error() string      { return "invalid step input: " + e.Reason }
 func (e *SegmentsFailedError) Error() string    { return "segments failed: " + e.Reason }
+func (e *UnexpectedError) Error() string        { return e.Reason }
 
 // ASL error names, pinned by a test against the type names.
 const (
@@ -152,19 +157,23 @@ const (
 	ErrNamePasswordProtected = "PasswordProtectedError"
 	ErrNameInvalidInput      = "InvalidInputError"
 	ErrNameSegmentsFailed    = "SegmentsFailedError"
+	ErrNameUnexpected        = "UnexpectedError"
 )
 
 // PermanentErrorNames are the errors no retry can fix.
 var PermanentErrorNames = []string{
 	ErrNameInvalidDocument, ErrNameUnsupportedFormat, ErrNameTooLarge,
 	ErrNamePasswordProtected, ErrNameInvalidInput, ErrNameSegmentsFailed,
+	ErrNameUnexpected,
 }
 
 // ErrorName returns the ASL error name of err: the name of the first step
-// error type in its chain, or ErrNameTransient for context deadline errors,
-// or "" for an unclassified error (the engines report it as a generic task
-// failure, which States.TaskFailed matches).
+// error type in its chain, ErrNameTransient for a context deadline, and
+// ErrNameUnexpected for anything else. It returns "" only for nil.
 func ErrorName(err error) string {
+	if err == nil {
+		return ""
+	}
 	var (
 		t  *TransientError
 		iv *InvalidDocumentError
@@ -173,6 +182,7 @@ func ErrorName(err error) string {
 		pp *PasswordProtectedError
 		ii *InvalidInputError
 		sf *SegmentsFailedError
+		ue *UnexpectedError
 	)
 	switch {
 	case errors.As(err, &t):
@@ -189,8 +199,56 @@ func ErrorName(err error) string {
 		return ErrNameInvalidInput
 	case errors.As(err, &sf):
 		return ErrNameSegmentsFailed
+	case errors.As(err, &ue):
+		return ErrNameUnexpected
 	case errors.Is(err, context.DeadlineExceeded):
 		return ErrNameTransient
 	}
-	return ""
+	return ErrNameUnexpected
+}
+
+// AsStepError returns err as one of the named step error types, so that an
+// engine reporting the error's type name (Lambda's errorType) reports the
+// ASL name: a wrapped typed error is unwrapped, an unclassified one becomes
+// an UnexpectedError carrying the whole message.
+func AsStepError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := asTyped[*TransientError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*InvalidDocumentError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*UnsupportedFormatError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*TooLargeError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*PasswordProtectedError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*InvalidInputError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*SegmentsFailedError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*UnexpectedError](err); e != nil {
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &TransientError{Reason: err.Error()}
+	}
+	return &UnexpectedError{Reason: err.Error()}
+}
+
+func asTyped[T error](err error) error {
+	var t T
+	if errors.As(err, &t) {
+		return t
+	}
+	return nil
 }

@@ -19,6 +19,16 @@ var ErrNotFound = errors.New("blob: not found")
 // ErrInvalidKey is returned for keys that could escape or confuse a store.
 var ErrInvalidKey = errors.New("blob: invalid key")
 
+// TooLargeError is returned by GetBytes for an object over its size bound.
+type TooLargeError struct {
+	Key string
+	Max int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("blob: %s is larger than %d bytes", e.Key, e.Max)
+}
+
 // Info describes a stored object.
 type Info struct {
 	Key      string
@@ -94,7 +104,7 @@ func GetBytes(ctx context.Context, s Store, key string, max int64) ([]byte, erro
 		return nil, fmt.Errorf("blob: read %s: %w", key, err)
 	}
 	if max > 0 && int64(len(b)) > max {
-		return nil, fmt.Errorf("blob: %s is larger than %d bytes", key, max)
+		return nil, &TooLargeError{Key: key, Max: max}
 	}
 	return b, nil
 }

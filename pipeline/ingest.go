@@ -1,0 +1,216 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline/blob"
+)
+
+// Executor starts the state machine for a workflow. Starting a workflow
+// that was already started is not an error and starts nothing: executions
+// are named after the workflow id.
+type Executor interface {
+	Start(ctx context.Context, input ExecutionInput) (executionID string, err error)
+}
+
+// Ingester registers documents and their workflows. It is the one place
+// that knows how a file becomes a document, a workflow and an execution
+// input, for `docpipe run`, `docpipe ingest` and the S3-triggered ingest.
+type Ingester struct {
+	Repo       *Repository
+	Blobs      blob.Store
+	Definition Definition
+	// Bucket is put in execution inputs for the Distributed Map's
+	// ItemReader: the S3 bucket on AWS, any name locally.
+	Bucket string
+	Now    func() time.Time
+}
+
+// IngestRequest describes one file to register.
+type IngestRequest struct {
+	ProjectID string
+	FileName  string
+	FileURI   string // where the user's file came from (path or s3:// URI)
+	// Body is uploaded to the blob store when BlobKey is empty.
+	Body io.Reader
+	// BlobKey names bytes already in the blob store (an S3 upload); they
+	// are read once to hash them.
+	BlobKey string
+	// WorkflowID, when set, is the workflow's id (derived from an S3 event
+	// so a redelivered event maps onto the same workflow).
+	WorkflowID string
+	// Reuse makes a file whose content the project already holds map onto
+	// that document's newest workflow instead of starting a new analysis.
+	Reuse bool
+}
+
+// Registration is the outcome of registering one file.
+type Registration struct {
+	Workflow Workflow
+	Document Document
+	// Existing is true when nothing new was created: the workflow existed
+	// (same S3 event again, or same content with Reuse).
+	Existing bool
+}
+
+// Ref returns the workflow reference of the registration.
+func (r Registration) Ref() WorkflowRef {
+	return WorkflowRef{ProjectID: r.Workflow.ProjectID, DocumentID: r.Workflow.DocumentID, WorkflowID: r.Workflow.ID}
+}
+
+func (ig *Ingester) now() time.Time {
+	if ig.Now != nil {
+		return ig.Now()
+	}
+	return time.Now()
+}
+
+// EnsureProject creates the project unless it exists.
+func (ig *Ingester) EnsureProject(ctx context.Context, id, name string) error {
+	err := ig.Repo.CreateProject(ctx, Project{ID: id, Name: name, CreatedAt: ig.now()})
+	if err != nil && !errors.Is(err, ErrAlreadyExists) {
+		return err
+	}
+	return nil
+}
+
+// Register stores the file (when needed) and creates its document and
+// workflow items in one transaction.
+func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registration, error) {
+	if req.WorkflowID != "" {
+		if reg, ok, err := ig.existingWorkflow(ctx, req.WorkflowID); err != nil || ok {
+			return reg, err
+		}
+	}
+	docID := NewID()
+	key, sum, size, err := ig.store(ctx, req, docID)
+	if err != nil {
+		return Registration{}, err
+	}
+	if req.Reuse {
+		if reg, ok, err := ig.sameContent(ctx, req.ProjectID, sum); err != nil || ok {
+			if ok && req.BlobKey == "" {
+				// The bytes are already stored under the earlier document.
+				_ = ig.Blobs.Delete(ctx, key)
+			}
+			return reg, err
+		}
+	}
+	now := ig.now()
+	doc := Document{ProjectID: req.ProjectID, ID: docID, FileName: req.FileName, FileURI: req.FileURI, BlobKey: key, SHA256: sum, Size: size, CreatedAt: now}
+	wfID := req.WorkflowID
+	if wfID == "" {
+		wfID = NewID()
+	}
+	wf := Workflow{
+		ID: wfID, ProjectID: req.ProjectID, DocumentID: docID,
+		FileURI: req.FileURI, FileName: req.FileName,
+		Status: WorkflowPending, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := ig.Repo.CreateWorkflow(ctx, doc, wf, ig.Definition.Stages); err != nil {
+		if errors.Is(err, ErrAlreadyExists) && req.WorkflowID != "" {
+			// Lost a race with a concurrent delivery of the same event.
+			if reg, ok, err2 := ig.existingWorkflow(ctx, req.WorkflowID); err2 == nil && ok {
+				return reg, nil
+			}
+		}
+		return Registration{}, fmt.Errorf("register %s: %w", req.FileName, err)
+	}
+	return Registration{Workflow: wf, Document: doc}, nil
+}
+
+// store uploads the body (hashing it on the way) or hashes bytes already
+// in the blob store.
+func (ig *Ingester) store(ctx context.Context, req IngestRequest, docID string) (key, sum string, size int64, err error) {
+	h := sha256.New()
+	if req.BlobKey != "" {
+		rc, err := ig.Blobs.Get(ctx, req.BlobKey)
+		if err != nil {
+			return "", "", 0, fmt.Errorf("read %s: %w", req.BlobKey, err)
+		}
+		defer rc.Close()
+		n, err := io.Copy(h, rc)
+		if err != nil {
+			return "", "", 0, fmt.Errorf("read %s: %w", req.BlobKey, err)
+		}
+		return req.BlobKey, hex.EncodeToString(h.Sum(nil)), n, nil
+	}
+	if req.Body == nil {
+		return "", "", 0, errors.New("ingest: request has neither a body nor a blob key")
+	}
+	key = SourceBlobKey(req.ProjectID, docID)
+	cr := &countingReader{r: io.TeeReader(req.Body, h)}
+	if err := ig.Blobs.Put(ctx, key, cr); err != nil {
+		return "", "", 0, fmt.Errorf("upload %s: %w", req.FileName, err)
+	}
+	return key, hex.EncodeToString(h.Sum(nil)), cr.n, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (ig *Ingester) existingWorkflow(ctx context.Context, workflowID string) (Registration, bool, error) {
+	prog, err := ig.Repo.GetProgress(ctx, workflowID)
+	if errors.Is(err, ErrNotFound) {
+		return Registration{}, false, nil
+	}
+	if err != nil {
+		return Registration{}, false, err
+	}
+	wf, err := ig.Repo.GetWorkflow(ctx, prog.DocumentID, workflowID)
+	if err != nil {
+		return Registration{}, false, err
+	}
+	doc, err := ig.Repo.GetDocument(ctx, prog.ProjectID, prog.DocumentID)
+	if err != nil {
+		return Registration{}, false, err
+	}
+	return Registration{Workflow: wf, Document: doc, Existing: true}, true, nil
+}
+
+// sameContent finds the newest workflow of a document of this project with
+// the same bytes.
+func (ig *Ingester) sameContent(ctx context.Context, projectID, sum string) (Registration, bool, error) {
+	docs, err := ig.Repo.DocumentsByContent(ctx, sum)
+	if err != nil {
+		return Registration{}, false, err
+	}
+	for _, d := range docs {
+		if d.ProjectID != projectID {
+			continue
+		}
+		wfs, err := ig.Repo.ListDocumentWorkflows(ctx, d.ID)
+		if err != nil {
+			return Registration{}, false, err
+		}
+		if len(wfs) == 0 {
+			continue
+		}
+		return Registration{Workflow: wfs[0], Document: d, Existing: true}, true, nil
+	}
+	return Registration{}, false, nil
+}
+
+// ExecutionInput builds the state machine input of a registration.
+func (ig *Ingester) ExecutionInput(r Registration) ExecutionInput {
+	ref := r.Ref()
+	return ExecutionInput{
+		Workflow:    ref,
+		Bucket:      ig.Bucket,
+		ManifestKey: ManifestBlobKey(ref.ProjectID, ref.DocumentID, ref.WorkflowID),
+	}
+}

@@ -1,0 +1,121 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/analyze"
+	"github.com/docpipe/docpipe/pipeline/blob"
+)
+
+// maxSegmentTextBytes bounds one segment's text read into memory; segments
+// are pages or bounded sections, so anything bigger is corrupt.
+const maxSegmentTextBytes = 64 << 20
+
+// segmentKeywords is how many keywords the segment item keeps; the full
+// analysis lives in the batch blob.
+const segmentKeywords = 5
+
+// BatchEntry is one segment's record in a batch analysis blob.
+type BatchEntry struct {
+	Index  int                    `json:"index"`
+	Status pipeline.SegmentStatus `json:"status"`
+	Error  string                 `json:"error,omitempty"`
+	Result *analyze.SegmentResult `json:"result,omitempty"`
+}
+
+// segmentAnalyzer analyses one batch of segments in parallel. A segment
+// that cannot be analysed is recorded as failed with its reason and does
+// not fail the batch; a storage fault fails the batch so it is retried.
+func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+	b := *in.Batch
+	if b.From < 1 || b.To < b.From {
+		return outcome{}, &pipeline.InvalidInputError{Reason: fmt.Sprintf("bad batch %d: %d..%d", b.Batch, b.From, b.To)}
+	}
+	segs, err := h.Repo.SegmentsInRange(ctx, in.Workflow.WorkflowID, b.From, b.To)
+	if err != nil {
+		return outcome{}, storageErr("read segments", err)
+	}
+	if len(segs) != b.To-b.From+1 {
+		return outcome{}, &pipeline.InvalidInputError{Reason: fmt.Sprintf("batch %d expects segments %d..%d, the table has %d of them", b.Batch, b.From, b.To, len(segs))}
+	}
+	entries := make([]BatchEntry, len(segs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(h.parallelism())
+	for i, s := range segs {
+		g.Go(func() error {
+			e, err := h.analyzeOne(gctx, s)
+			entries[i] = e
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return outcome{}, err
+	}
+	key := BatchAnalysisKey(in.Workflow, b.Batch)
+	if err := h.putJSON(ctx, key, entries); err != nil {
+		return outcome{}, err
+	}
+	fins := make([]pipeline.SegmentFinish, len(entries))
+	failed := 0
+	for i, e := range entries {
+		res := pipeline.SegmentResult{ResultKey: key, Error: e.Error}
+		if e.Result != nil {
+			res.Language = e.Result.Language
+			res.Keywords = []string{}
+			for _, k := range e.Result.Keywords[:min(segmentKeywords, len(e.Result.Keywords))] {
+				res.Keywords = append(res.Keywords, k.Term)
+			}
+		}
+		if e.Status == pipeline.SegmentFailed {
+			failed++
+		}
+		fins[i] = pipeline.SegmentFinish{Index: e.Index, To: e.Status, Result: res}
+	}
+	if _, err := h.Repo.FinishSegments(ctx, in.Workflow.WorkflowID, fins); err != nil {
+		return outcome{}, storageErr("record segments", err)
+	}
+	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed", b.Batch, len(entries), failed)}, nil
+}
+
+// analyzeOne analyses one segment. Its error return is reserved for faults
+// worth retrying the whole batch over.
+func (h *handlers) analyzeOne(ctx context.Context, s pipeline.Segment) (e BatchEntry, err error) {
+	e = BatchEntry{Index: s.Index}
+	text, err := blob.GetBytes(ctx, h.Blobs, s.TextKey, maxSegmentTextBytes)
+	switch {
+	case errors.Is(err, blob.ErrNotFound) && s.Source == "ocr":
+		e.Status = pipeline.SegmentSkipped
+		e.Error = s.Error
+		if e.Error == "" {
+			e.Error = "page has no text layer and no OCR text"
+		}
+		return e, nil
+	case errors.Is(err, blob.ErrNotFound):
+		e.Status, e.Error = pipeline.SegmentFailed, "segment text is missing from the blob store"
+		return e, nil
+	case isTooBig(err):
+		e.Status, e.Error = pipeline.SegmentFailed, err.Error()
+		return e, nil
+	case err != nil:
+		return e, storageErr("read segment text", err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e = BatchEntry{Index: s.Index, Status: pipeline.SegmentFailed, Error: fmt.Sprintf("analysis failed: %v", r)}
+			err = nil
+		}
+	}()
+	res := analyze.AnalyzeSegment(string(text), analyze.Options{})
+	e.Status, e.Result = pipeline.SegmentDone, &res
+	return e, nil
+}
+
+func isTooBig(err error) bool {
+	var tl *blob.TooLargeError
+	return errors.As(err, &tl)
+}

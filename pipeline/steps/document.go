@@ -1,0 +1,304 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/sniff"
+)
+
+// segmentPrep sniffs the real format from the bytes, enforces the limits
+// and records what it found. Every rejection names its reason.
+func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+	doc, err := h.Repo.GetDocument(ctx, in.Workflow.ProjectID, in.Workflow.DocumentID)
+	if err != nil {
+		return outcome{}, storageErr("read document", err)
+	}
+	path, cleanup, err := h.tempFile(ctx, doc.BlobKey)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer cleanup()
+	limits := h.Limits.WithDefaults()
+	info, err := sniff.Inspect(ctx, path, limits)
+	if err != nil {
+		return outcome{}, err
+	}
+	prep := prepInfo{Format: info.Format, MIMEType: info.MIMEType, Encoding: info.Encoding, Size: info.Size}
+	if info.Format == extract.FormatPDF {
+		n, err := h.PDF.Pages(ctx, path)
+		if err != nil {
+			return outcome{}, err
+		}
+		if n > limits.MaxPages {
+			return outcome{}, &pipeline.TooLargeError{Reason: fmt.Sprintf("%d pages, the limit is %d", n, limits.MaxPages)}
+		}
+		prep.Pages = n
+	}
+	if err := h.putJSON(ctx, artifactKey(in.Workflow, artifactPrep), prep); err != nil {
+		return outcome{}, err
+	}
+	mime := prep.MIMEType
+	if err := h.Repo.UpdateWorkflowInfo(ctx, in.Workflow, pipeline.WorkflowInfo{MIMEType: &mime}); err != nil {
+		return outcome{}, storageErr("record format", err)
+	}
+	msg := string(prep.Format)
+	if prep.Pages > 0 {
+		msg += fmt.Sprintf(", %d pages", prep.Pages)
+	}
+	return outcome{message: msg}, nil
+}
+
+// formatParser extracts text per page or section and writes one text blob
+// per segment.
+func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+	var prep prepInfo
+	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactPrep), &prep); err != nil {
+		return outcome{}, err
+	}
+	doc, err := h.Repo.GetDocument(ctx, in.Workflow.ProjectID, in.Workflow.DocumentID)
+	if err != nil {
+		return outcome{}, storageErr("read document", err)
+	}
+	path, cleanup, err := h.tempFile(ctx, doc.BlobKey)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer cleanup()
+	units, err := h.extract(ctx, prep, path)
+	if err != nil {
+		return outcome{}, err
+	}
+	if len(units) == 0 {
+		return outcome{}, &pipeline.InvalidDocumentError{Reason: "the document contains no text"}
+	}
+	limits := h.Limits.WithDefaults()
+	if len(units) > limits.MaxPages {
+		return outcome{}, &pipeline.TooLargeError{Reason: fmt.Sprintf("%d segments, the limit is %d", len(units), limits.MaxPages)}
+	}
+	infos := make([]unitInfo, len(units))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(h.parallelism() * 4) // blob writes wait on I/O, not CPU
+	for i, u := range units {
+		infos[i] = unitInfo{Index: i + 1, Kind: u.Kind, Chars: len(u.Text), NeedsOCR: u.NeedsOCR}
+		if u.NeedsOCR {
+			continue
+		}
+		text := u.Text
+		key := SegmentTextKey(in.Workflow, i+1)
+		g.Go(func() error {
+			if err := blob.PutBytes(gctx, h.Blobs, key, []byte(text)); err != nil {
+				return storageErr("write segment text", err)
+			}
+			return nil
+		})
+		units[i].Text = "" // let the text go once it is queued
+	}
+	if err := g.Wait(); err != nil {
+		return outcome{}, err
+	}
+	if err := h.putJSON(ctx, artifactKey(in.Workflow, artifactUnits), infos); err != nil {
+		return outcome{}, err
+	}
+	total := len(infos)
+	if err := h.Repo.UpdateWorkflowInfo(ctx, in.Workflow, pipeline.WorkflowInfo{TotalSegments: &total}); err != nil {
+		return outcome{}, storageErr("record segment count", err)
+	}
+	return outcome{message: fmt.Sprintf("%d %ss", total, units[0].Kind)}, nil
+}
+
+// extract dispatches on the sniffed format.
+func (h *handlers) extract(ctx context.Context, prep prepInfo, path string) ([]extract.Unit, error) {
+	limits := h.Limits.WithDefaults()
+	switch {
+	case prep.Format == extract.FormatPDF:
+		return h.PDF.Extract(ctx, path, limits)
+	case prep.Format.IsImage():
+		return []extract.Unit{{Index: 1, Kind: "page", NeedsOCR: true}}, nil
+	}
+	return extractFlowing(ctx, prep, path, limits)
+}
+
+// ocr turns pages without a text layer into text, or marks them skipped
+// with the reason when no OCR engine is installed.
+func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+	var units []unitInfo
+	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactUnits), &units); err != nil {
+		return outcome{}, err
+	}
+	var todo []int
+	for i, u := range units {
+		if u.NeedsOCR && !u.OCRDone && u.SkipReason == "" {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return outcome{message: "no pages need OCR"}, nil
+	}
+	reason := "OCR engine not configured"
+	available := false
+	if h.OCR != nil {
+		available, reason = h.OCR.Available()
+	}
+	if !available {
+		for _, i := range todo {
+			units[i].SkipReason = reason
+		}
+		if err := h.putJSON(ctx, artifactKey(in.Workflow, artifactUnits), units); err != nil {
+			return outcome{}, err
+		}
+		return outcome{status: pipeline.StepSkipped, message: fmt.Sprintf("%d pages skipped: %s", len(todo), reason)}, nil
+	}
+	var prep prepInfo
+	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactPrep), &prep); err != nil {
+		return outcome{}, err
+	}
+	doc, err := h.Repo.GetDocument(ctx, in.Workflow.ProjectID, in.Workflow.DocumentID)
+	if err != nil {
+		return outcome{}, storageErr("read document", err)
+	}
+	path, cleanup, err := h.tempFile(ctx, doc.BlobKey)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer cleanup()
+	recognized, err := h.recognize(ctx, in.Workflow, prep, path, units, todo)
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := h.putJSON(ctx, artifactKey(in.Workflow, artifactUnits), units); err != nil {
+		return outcome{}, err
+	}
+	return outcome{message: fmt.Sprintf("%d of %d pages recognised with %s", recognized, len(todo), h.OCR.Name())}, nil
+}
+
+// segmentBuilder writes the segment items and the manifest of batches.
+func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+	var units []unitInfo
+	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactUnits), &units); err != nil {
+		return outcome{}, err
+	}
+	segs := make([]pipeline.Segment, len(units))
+	for i, u := range units {
+		s := pipeline.Segment{
+			WorkflowID: in.Workflow.WorkflowID,
+			Index:      u.Index,
+			Kind:       u.Kind,
+			Status:     pipeline.SegmentPending,
+			Source:     "text",
+			TextKey:    SegmentTextKey(in.Workflow, u.Index),
+			Chars:      u.Chars,
+		}
+		if u.NeedsOCR {
+			s.Source = "ocr"
+			s.Error = u.SkipReason // why the page has no text, if it has none
+		}
+		segs[i] = s
+	}
+	// Overwriting is safe: no segment is analysed before this step
+	// completes, so a retried build cannot reset finished work.
+	if err := h.Repo.PutSegments(ctx, segs); err != nil {
+		return outcome{}, storageErr("write segments", err)
+	}
+	manifest := BuildManifest(len(units), h.Definition.BatchSize)
+	key := pipeline.ManifestBlobKey(in.Workflow.ProjectID, in.Workflow.DocumentID, in.Workflow.WorkflowID)
+	if err := h.putJSON(ctx, key, manifest); err != nil {
+		return outcome{}, err
+	}
+	return outcome{message: fmt.Sprintf("%d segments in %d batches", len(units), len(manifest))}, nil
+}
+
+// BuildManifest splits segments 1..n into batches of at most size.
+func BuildManifest(n, size int) []pipeline.Batch {
+	if size <= 0 {
+		size = 100
+	}
+	batches := make([]pipeline.Batch, 0, (n+size-1)/size)
+	for from := 1; from <= n; from += size {
+		to := min(from+size-1, n)
+		batches = append(batches, pipeline.Batch{Batch: len(batches) + 1, From: from, To: to})
+	}
+	return batches
+}
+
+// finalize decides the outcome from the segment counters: completed (maybe
+// with failed or skipped segments), or failed when no segment succeeded and
+// some failed.
+func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error) {
+	in, err := decodeInput(payload)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
+	if err != nil {
+		return nil, storageErr("read progress", err)
+	}
+	if prog.Status == pipeline.WorkflowCompleted {
+		return encodeOutput(pipeline.StepOutput{Step: in.Step, Skipped: true, Message: "already completed"})
+	}
+	if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
+		return nil, &pipeline.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
+	}
+	if err := h.closeBatchStages(ctx, in.Workflow, "", prog); err != nil {
+		return nil, err
+	}
+	if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, ""); err != nil {
+		return nil, storageErr("complete workflow", err)
+	}
+	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)})
+}
+
+// workflowFailed records a failure the state machine caught: the steps still
+// in progress are marked failed, and the workflow with them, with the reason.
+func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, error) {
+	in, err := decodeInput(payload)
+	if err != nil {
+		return nil, err
+	}
+	reason := FailureReason(in.Error)
+	prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
+	if err != nil {
+		return nil, storageErr("read progress", err)
+	}
+	for name, st := range prog.Steps {
+		if st.Status == pipeline.StepInProgress {
+			if _, err := h.Repo.TransitionStep(ctx, in.Workflow, name, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, reason); err != nil {
+				return nil, storageErr("fail step", err)
+			}
+		}
+	}
+	if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, reason); err != nil {
+		return nil, storageErr("fail workflow", err)
+	}
+	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: reason})
+}
+
+// FailureReason renders a caught error for people. Lambda puts a JSON
+// object with errorMessage in Cause; activities and the local engine put
+// the message itself.
+func FailureReason(e *pipeline.CaughtError) string {
+	if e == nil {
+		return "failed (no error recorded)"
+	}
+	cause := e.Cause
+	var lambdaErr struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if strings.HasPrefix(strings.TrimSpace(cause), "{") && json.Unmarshal([]byte(cause), &lambdaErr) == nil && lambdaErr.ErrorMessage != "" {
+		cause = lambdaErr.ErrorMessage
+	}
+	switch {
+	case cause == "":
+		return e.Error
+	case e.Error == "":
+		return cause
+	}
+	return e.Error + ": " + cause
+}

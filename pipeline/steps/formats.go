@@ -1,0 +1,28 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/docx"
+	"github.com/docpipe/docpipe/pipeline/extract/htmltext"
+	"github.com/docpipe/docpipe/pipeline/extract/mdtext"
+	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
+)
+
+// extractFlowing extracts the formats without pages of their own.
+func extractFlowing(ctx context.Context, prep prepInfo, path string, limits extract.Limits) ([]extract.Unit, error) {
+	switch prep.Format {
+	case extract.FormatDOCX:
+		return docx.Extract(ctx, path, limits)
+	case extract.FormatHTML:
+		return htmltext.Extract(ctx, path, limits)
+	case extract.FormatMarkdown:
+		return mdtext.Extract(ctx, path, limits)
+	case extract.FormatText:
+		return plaintext.Extract(ctx, path, limits)
+	}
+	return nil, &pipeline.UnsupportedFormatError{Reason: fmt.Sprintf("no extractor for %s", prep.Format)}
+}

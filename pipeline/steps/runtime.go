@@ -1,0 +1,247 @@
+// Package steps holds docpipe's step handlers. Every handler is invoked
+// JSON-in/JSON-out through pipeline.Handler, the same way on a Lambda, in an
+// activity worker and in the embedded engine, and every one records its
+// status transitions in the table itself, so the table tells the same story
+// whichever engine drives the pipeline.
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/ocr"
+)
+
+// Deps is what the handlers need. cmd/* choose the drivers behind it.
+type Deps struct {
+	Repo       *pipeline.Repository
+	Blobs      blob.Store
+	Definition pipeline.Definition
+	PDF        extract.PDFExtractor
+	OCR        ocr.Engine // nil: OCR is unavailable and image pages are skipped
+	Limits     extract.Limits
+	// TempDir holds downloaded sources while a step runs ("" = os.TempDir).
+	TempDir string
+	// Parallelism bounds the work one invocation does at once (segments
+	// analysed, blobs written). 0 means GOMAXPROCS.
+	Parallelism int
+	Logger      *slog.Logger
+}
+
+func (d Deps) parallelism() int {
+	if d.Parallelism > 0 {
+		return d.Parallelism
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func (d Deps) logger() *slog.Logger {
+	if d.Logger != nil {
+		return d.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// stepFunc is the body of a step. It returns a short message for logs.
+type stepFunc func(ctx context.Context, in pipeline.StepInput) (outcome, error)
+
+// outcome is how a step body ended when it did not fail.
+type outcome struct {
+	status  pipeline.StepStatus // completed (default) or skipped
+	message string
+}
+
+// Register adds every handler of the default pipeline to reg.
+func Register(reg *pipeline.Registry, d Deps) {
+	h := &handlers{Deps: d}
+	reg.Register(pipeline.StepSegmentPrep, h.wrap(pipeline.StepSegmentPrep, h.segmentPrep))
+	reg.Register(pipeline.StepFormatParser, h.wrap(pipeline.StepFormatParser, h.formatParser))
+	reg.Register(pipeline.StepOCR, h.wrap(pipeline.StepOCR, h.ocr))
+	reg.Register(pipeline.StepSegmentBuilder, h.wrap(pipeline.StepSegmentBuilder, h.segmentBuilder))
+	reg.Register(pipeline.StepSegmentAnalyzer, h.batch(pipeline.StepSegmentAnalyzer, h.segmentAnalyzer))
+	reg.Register(pipeline.StepGraphBuilder, h.wrap(pipeline.StepGraphBuilder, h.graphBuilder))
+	reg.Register(pipeline.StepDocumentSummarizer, h.wrap(pipeline.StepDocumentSummarizer, h.documentSummarizer))
+	reg.Register(pipeline.StepFinalize, pipeline.HandlerFunc(h.finalize))
+	reg.Register(pipeline.StepWorkflowFailed, pipeline.HandlerFunc(h.workflowFailed))
+}
+
+type handlers struct {
+	Deps
+}
+
+func decodeInput(payload []byte) (pipeline.StepInput, error) {
+	var in pipeline.StepInput
+	if err := json.Unmarshal(payload, &in); err != nil {
+		return in, &pipeline.InvalidInputError{Reason: fmt.Sprintf("payload is not a step input: %v", err)}
+	}
+	w := in.Workflow
+	if w.ProjectID == "" || w.DocumentID == "" || w.WorkflowID == "" {
+		return in, &pipeline.InvalidInputError{Reason: "payload lacks workflow ids"}
+	}
+	return in, nil
+}
+
+func encodeOutput(out pipeline.StepOutput) ([]byte, error) { return json.Marshal(out) }
+
+// wrap turns a document-scope step body into a Handler that records the
+// step's transitions: pending|failed → in_progress → completed|skipped|failed.
+// A step already completed by an earlier attempt (a resumed run, a
+// redelivered task) is not run again.
+func (h *handlers) wrap(step string, body stepFunc) pipeline.Handler {
+	return pipeline.HandlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+		in, err := decodeInput(payload)
+		if err != nil {
+			return nil, err
+		}
+		if in.Step != step {
+			return nil, &pipeline.InvalidInputError{Reason: fmt.Sprintf("payload for step %q sent to %q", in.Step, step)}
+		}
+		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
+		if err != nil {
+			return nil, storageErr("read progress", err)
+		}
+		if done(prog.Steps[step].Status) {
+			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
+		}
+		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
+			return nil, &pipeline.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
+		}
+		if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil && prog.Status == pipeline.WorkflowPending {
+			return nil, storageErr("mark workflow in progress", err)
+		}
+		if err := h.closeBatchStages(ctx, in.Workflow, step, prog); err != nil {
+			return nil, err
+		}
+		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+			return nil, storageErr("start step", err)
+		}
+		started := time.Now()
+		res, runErr := safeRun(ctx, in, body)
+		if runErr != nil {
+			h.logger().Warn("step failed", "step", step, "workflow", in.Workflow.WorkflowID, "error", runErr)
+			if _, err := h.Repo.TransitionStep(context.WithoutCancel(ctx), in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, runErr.Error()); err != nil {
+				h.logger().Error("record step failure", "step", step, "error", err)
+			}
+			return nil, runErr
+		}
+		to := res.status
+		if to == "" {
+			to = pipeline.StepCompleted
+		}
+		note := "" // the step entry records a reason only for skips
+		if to == pipeline.StepSkipped {
+			note = res.message
+		}
+		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, to, note); err != nil {
+			return nil, storageErr("finish step", err)
+		}
+		h.logger().Debug("step done", "step", step, "workflow", in.Workflow.WorkflowID, "took", time.Since(started), "message", res.message)
+		return encodeOutput(pipeline.StepOutput{Step: step, Message: res.message})
+	})
+}
+
+// batch wraps a segment_batch step: many invocations share one step entry,
+// so the first one moves it to in_progress and the next document step
+// closes it (closeBatchStages) once the whole fan-out has finished.
+func (h *handlers) batch(step string, body stepFunc) pipeline.Handler {
+	return pipeline.HandlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+		in, err := decodeInput(payload)
+		if err != nil {
+			return nil, err
+		}
+		if in.Step != step || in.Batch == nil {
+			return nil, &pipeline.InvalidInputError{Reason: fmt.Sprintf("step %q needs a batch", step)}
+		}
+		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+			return nil, storageErr("start step", err)
+		}
+		res, err := safeRun(ctx, in, body)
+		if err != nil {
+			return nil, err
+		}
+		return encodeOutput(pipeline.StepOutput{Step: step, Message: res.message})
+	})
+}
+
+// closeBatchStages completes the segment_batch stages that precede step:
+// reaching a later document step means their fan-out has finished.
+func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress) error {
+	for _, st := range h.Definition.Stages {
+		if st.Name == step {
+			return nil
+		}
+		if st.Scope != pipeline.ScopeSegmentBatch || done(prog.Steps[st.Name].Status) {
+			continue
+		}
+		msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
+		if _, err := h.Repo.TransitionStep(ctx, ref, st.Name, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed}, pipeline.StepCompleted, msg); err != nil {
+			return storageErr("close "+st.Name, err)
+		}
+	}
+	return nil
+}
+
+func done(s pipeline.StepStatus) bool {
+	return s == pipeline.StepCompleted || s == pipeline.StepSkipped
+}
+
+// safeRun runs body, turning a panic into a failure of this step rather
+// than of the process: one bad document must not take down a worker.
+func safeRun(ctx context.Context, in pipeline.StepInput, body stepFunc) (res outcome, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("internal error while processing (%v)", r)}
+		}
+	}()
+	return body(ctx, in)
+}
+
+// storageErr classifies a table or blob failure: a condition conflict is a
+// bug or a race we cannot win and is reported as is; anything else (network,
+// throttling) is transient and worth a retry.
+func storageErr(what string, err error) error {
+	if pipeline.ErrorName(err) != "" {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &pipeline.TransientError{Reason: fmt.Sprintf("%s: %v", what, err)}
+}
+
+// tempFile downloads a blob into a private temp file and returns its path
+// and a cleanup function.
+func (h *handlers) tempFile(ctx context.Context, key string) (string, func(), error) {
+	f, err := os.CreateTemp(h.TempDir, "docpipe-src-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("temp file: %w", err)
+	}
+	cleanup := func() { f.Close(); os.Remove(f.Name()) }
+	rc, err := h.Blobs.Get(ctx, key)
+	if err != nil {
+		cleanup()
+		if errors.Is(err, blob.ErrNotFound) {
+			return "", nil, &pipeline.InvalidInputError{Reason: "source document is missing from the blob store: " + key}
+		}
+		return "", nil, storageErr("download source", err)
+	}
+	defer rc.Close()
+	if _, err := f.ReadFrom(rc); err != nil {
+		cleanup()
+		return "", nil, storageErr("download source", err)
+	}
+	if err := f.Close(); err != nil {
+		cleanup()
+		return "", nil, storageErr("download source", err)
+	}
+	return f.Name(), func() { os.Remove(f.Name()) }, nil
+}
