@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/statemachine/embedded"
+)
+
+// runFlags are shared by run, ingest and work.
+type runFlags struct {
+	home        string
+	project     string
+	concurrency int
+	pdf         string
+	jsonOut     bool
+	progress    string
+	verbose     bool
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.home, "home", ".docpipe", "state directory (SQLite state file and blob store)")
+	fs.StringVar(&f.project, "project", backend.DefaultProject, "project the documents belong to")
+	fs.IntVar(&f.concurrency, "concurrency", max(2, runtime.GOMAXPROCS(0)), "documents processed at once")
+	fs.StringVar(&f.pdf, "pdf", envOr(backend.EnvPDFBackend, "auto"), "PDF text backend: auto (poppler when installed), poppler or go")
+	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per document instead of a table")
+	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
+	fs.BoolVar(&f.verbose, "v", false, "log every step")
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// docResult is one line of the final report.
+type docResult struct {
+	File           string  `json:"file"`
+	WorkflowID     string  `json:"workflow_id"`
+	Status         string  `json:"status"`
+	Segments       int     `json:"segments"`
+	FailedSegments int     `json:"failed_segments"`
+	Seconds        float64 `json:"seconds"`
+	Error          string  `json:"error"`
+	Reused         bool    `json:"reused,omitempty"`
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: docpipe run [flags] FILE|DIR...\n\nProcess documents on this machine and wait for them. Exit status 0 only when every document completed.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	files, err := collectFiles(fs.Args())
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no files found in %v", fs.Args())
+	}
+	lp, err := openLocalPipeline(ctx, f, stderr)
+	if err != nil {
+		return err
+	}
+	defer lp.Close()
+	if err := lp.backend.LockHome(); err != nil {
+		return err
+	}
+	results, err := lp.process(ctx, files, f, stderr)
+	if err != nil {
+		return err
+	}
+	if err := report(stdout, results, f.jsonOut); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.Status != string(pipeline.WorkflowCompleted) {
+			return exitError{1}
+		}
+	}
+	return nil
+}
+
+// localPipeline is the embedded default wired together.
+type localPipeline struct {
+	backend  *backend.Backend
+	ingester *pipeline.Ingester
+	engine   *embedded.Engine
+	logger   *slog.Logger
+}
+
+func openLocalPipeline(ctx context.Context, f runFlags, stderr io.Writer) (*localPipeline, error) {
+	b, err := backend.OpenLocal(f.home)
+	if err != nil {
+		return nil, err
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, Logger: logger})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	eng, err := embedded.New(reg, b.Blobs, embedded.Options{})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	ig := &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipeline.DefaultDefinition(), Bucket: b.Bucket}
+	if err := ig.EnsureProject(ctx, f.project, f.project); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return &localPipeline{backend: b, ingester: ig, engine: eng, logger: logger}, nil
+}
+
+func (lp *localPipeline) Close() error { return lp.backend.Close() }
+
+// job is one workflow to drive to its end.
+type job struct {
+	file  string
+	reg   pipeline.Registration
+	start time.Time
+}
+
+// process registers every file (reusing the analysis of content seen
+// before), runs the unfinished workflows with bounded concurrency and
+// returns one result per file.
+func (lp *localPipeline) process(ctx context.Context, files []string, f runFlags, stderr io.Writer) ([]docResult, error) {
+	jobs := make([]*job, len(files))
+	for i, path := range files {
+		reg, err := lp.register(ctx, f.project, path)
+		if err != nil {
+			return nil, err
+		}
+		jobs[i] = &job{file: path, reg: reg}
+	}
+	display := newProgress(stderr, f.progress, lp.backend.Repo)
+	defer display.Stop()
+
+	// Two files with the same bytes share one workflow: run it once.
+	running := map[string]bool{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, f.concurrency))
+	var mu sync.Mutex
+	for _, j := range jobs {
+		wfID := j.reg.Workflow.ID
+		if running[wfID] || finished(j.reg.Workflow.Status) {
+			continue
+		}
+		running[wfID] = true
+		g.Go(func() error {
+			mu.Lock()
+			j.start = time.Now()
+			mu.Unlock()
+			display.Track(j.file, j.reg.Workflow)
+			err := lp.engine.Run(gctx, lp.ingester.ExecutionInput(j.reg))
+			display.Done(j.reg.Workflow.ID)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				lp.logger.Debug("execution ended with an error", "file", j.file, "error", err)
+			}
+			return nil // a failed document is recorded in the table; the others go on
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	display.Stop()
+	results := make([]docResult, len(jobs))
+	for i, j := range jobs {
+		r, err := lp.result(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		results[i] = r
+	}
+	return results, nil
+}
+
+func finished(s pipeline.WorkflowStatus) bool {
+	return s == pipeline.WorkflowCompleted || s == pipeline.WorkflowFailed
+}
+
+func (lp *localPipeline) register(ctx context.Context, project, path string) (pipeline.Registration, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return pipeline.Registration{}, err
+	}
+	defer file.Close()
+	abs, _ := filepath.Abs(path)
+	return lp.ingester.Register(ctx, pipeline.IngestRequest{
+		ProjectID: project, FileName: filepath.Base(path), FileURI: "file://" + abs,
+		Body: file, Reuse: true,
+	})
+}
+
+// result reads a workflow's outcome back from the table: the report shows
+// what is recorded, not what this process believes.
+func (lp *localPipeline) result(ctx context.Context, j *job) (docResult, error) {
+	ref := j.reg.Ref()
+	prog, err := lp.backend.Repo.GetProgress(ctx, ref.WorkflowID)
+	if err != nil {
+		return docResult{}, err
+	}
+	r := docResult{
+		File: j.file, WorkflowID: ref.WorkflowID, Status: string(prog.Status),
+		Segments: prog.TotalSegments, FailedSegments: prog.SegmentsFailed, Error: prog.Error,
+		Reused: j.start.IsZero(),
+	}
+	if !j.start.IsZero() {
+		r.Seconds = time.Since(j.start).Seconds()
+	}
+	if r.Status != string(pipeline.WorkflowCompleted) && r.Status != string(pipeline.WorkflowFailed) {
+		// The engine returned without a final status: never report that
+		// as success.
+		r.Status = string(pipeline.WorkflowFailed)
+		if r.Error == "" {
+			r.Error = "execution ended while the workflow was " + string(prog.Status)
+		}
+	}
+	return r, nil
+}
+
+func report(w io.Writer, results []docResult, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range results {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FILE\tWORKFLOW\tSTATUS\tSEGMENTS\tFAILED\tSECONDS\tERROR")
+	for _, r := range results {
+		secs := fmt.Sprintf("%.2f", r.Seconds)
+		if r.Reused {
+			secs = "(earlier)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.File, r.WorkflowID, r.Status, r.Segments, r.FailedSegments, secs, r.Error)
+	}
+	return tw.Flush()
+}
+

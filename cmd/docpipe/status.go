@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var src sourceFlags
+	src.register(fs)
+	failed := fs.Bool("failed", false, "list failed analyses instead of those in progress")
+	limit := fs.Int("limit", 50, "at most this many analyses")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: docpipe status [flags] [WORKFLOW]\n\nWithout WORKFLOW: analyses in progress (pending or running), newest first, from the status index; --failed lists failed ones. With WORKFLOW: every step of it.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	b, err := src.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if fs.NArg() > 0 {
+		return statusDetail(ctx, b.Repo, fs.Arg(0), src.jsonOut, stdout)
+	}
+	statuses := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
+	if *failed {
+		statuses = []pipeline.WorkflowStatus{pipeline.WorkflowFailed}
+	}
+	var list []pipeline.StepProgress
+	for _, st := range statuses {
+		items, err := b.Repo.ListByStatus(ctx, st, *limit)
+		if err != nil {
+			return err
+		}
+		list = append(list, items...)
+	}
+	if len(list) > *limit {
+		list = list[:*limit]
+	}
+	if src.jsonOut {
+		if list == nil {
+			list = []pipeline.StepProgress{}
+		}
+		return writeJSON(stdout, list)
+	}
+	if len(list) == 0 {
+		what := "in progress"
+		if *failed {
+			what = "failed"
+		}
+		fmt.Fprintf(stdout, "no analyses %s\n", what)
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKFLOW\tFILE\tSTATUS\tSTEP\tSEGMENTS\tFAILED\tUPDATED\tERROR")
+	for _, p := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", p.WorkflowID, p.FileName, p.Status, currentStep(p),
+			segmentsFinished(p), p.TotalSegments, p.SegmentsFailed, p.UpdatedAt, p.Error)
+	}
+	return tw.Flush()
+}
+
+// workflowDetail is `status WORKFLOW --json`.
+type workflowDetail struct {
+	Workflow    pipeline.Workflow     `json:"workflow"`
+	Progress    pipeline.StepProgress `json:"progress"`
+	Steps       []namedStep           `json:"steps"`
+	Transitions []pipeline.Transition `json:"transitions"`
+}
+
+type namedStep struct {
+	Name string `json:"name"`
+	pipeline.StepState
+}
+
+func loadDetail(ctx context.Context, repo *pipeline.Repository, id string) (workflowDetail, error) {
+	prog, err := repo.GetProgress(ctx, id)
+	if err != nil {
+		return workflowDetail{}, fmt.Errorf("workflow %s: %w", id, err)
+	}
+	wf, err := repo.GetWorkflow(ctx, prog.DocumentID, id)
+	if err != nil {
+		return workflowDetail{}, err
+	}
+	trs, err := repo.ListTransitions(ctx, id)
+	if err != nil {
+		return workflowDetail{}, err
+	}
+	d := workflowDetail{Workflow: wf, Progress: prog, Transitions: trs}
+	for _, name := range pipeline.DefaultDefinition().StepNames() {
+		if st, ok := prog.Steps[name]; ok {
+			d.Steps = append(d.Steps, namedStep{Name: name, StepState: st})
+		}
+	}
+	return d, nil
+}
+
+func statusDetail(ctx context.Context, repo *pipeline.Repository, id string, asJSON bool, w io.Writer) error {
+	d, err := loadDetail(ctx, repo, id)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(w, d)
+	}
+	p := d.Progress
+	fmt.Fprintf(w, "workflow  %s\nfile      %s\nformat    %s\nstatus    %s\n", d.Workflow.ID, d.Workflow.FileName, d.Workflow.MIMEType, p.Status)
+	fmt.Fprintf(w, "segments  %d total, %d done, %d failed, %d skipped\n", p.TotalSegments, p.SegmentsDone, p.SegmentsFailed, p.SegmentsSkipped)
+	if p.Error != "" {
+		fmt.Fprintf(w, "error     %s\n", p.Error)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tSTARTED\tENDED\tNOTE")
+	for _, s := range d.Steps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status, s.StartedAt, s.EndedAt, s.Error)
+	}
+	return tw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,142 @@
+// Package backend is where the binaries choose drivers: SQLite and a
+// directory on one machine, DynamoDB and S3 on AWS. Nothing below cmd/
+// knows which one it runs on.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// Environment variables the binaries read. The Terraform module sets the
+// same names; a test checks that they agree.
+const (
+	EnvTable           = "DOCPIPE_TABLE"             // DynamoDB table name
+	EnvBucket          = "DOCPIPE_BUCKET"            // S3 bucket name
+	EnvStateMachineARN = "DOCPIPE_STATE_MACHINE_ARN" // Step Functions state machine
+	EnvProject         = "DOCPIPE_PROJECT"           // project new documents belong to
+	EnvIncomingPrefix  = "DOCPIPE_INCOMING_PREFIX"   // S3 key prefix uploads arrive under
+	EnvActivityPrefix  = "DOCPIPE_ACTIVITY_PREFIX"   // activity name prefix (worker mode)
+	EnvPDFBackend      = "DOCPIPE_PDF_BACKEND"       // auto, poppler or go
+)
+
+// DefaultProject is the project documents join when none is named.
+const DefaultProject = "default"
+
+// DefaultIncomingPrefix is where uploads that should be processed go.
+const DefaultIncomingPrefix = "incoming/"
+
+// Backend is an opened state table and blob store.
+type Backend struct {
+	Kind   string // "local" or "aws"
+	Table  table.Table
+	Blobs  blob.Store
+	Repo   *pipeline.Repository
+	Bucket string // S3 bucket, or "local"
+	// Home is the state directory of a local backend.
+	Home    string
+	closers []func() error
+}
+
+// Close releases the backend.
+func (b *Backend) Close() error {
+	var errs []error
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		errs = append(errs, b.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// Local layout under the home directory.
+const (
+	localStateFile = "state.db"
+	localBlobDir   = "blobs"
+	localLockFile  = "lock"
+	localTempDir   = "tmp"
+)
+
+// OpenLocal opens (creating if needed) the state home: a SQLite file and a
+// blob directory.
+func OpenLocal(home string) (*Backend, error) {
+	if err := os.MkdirAll(filepath.Join(home, localTempDir), 0o755); err != nil {
+		return nil, fmt.Errorf("state home %s: %w", home, err)
+	}
+	tbl, err := sqlitetable.Open(filepath.Join(home, localStateFile))
+	if err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	blobs, err := dirblob.New(filepath.Join(home, localBlobDir))
+	if err != nil {
+		tbl.Close()
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	return &Backend{
+		Kind: "local", Table: tbl, Blobs: blobs, Repo: pipeline.NewRepository(tbl),
+		Bucket: "local", Home: home, closers: []func() error{tbl.Close},
+	}, nil
+}
+
+// TempDir is where steps of a local backend download sources.
+func (b *Backend) TempDir() string {
+	if b.Home == "" {
+		return ""
+	}
+	return filepath.Join(b.Home, localTempDir)
+}
+
+// ErrBusy means another docpipe process is working on the same home.
+var ErrBusy = errors.New("another docpipe process is working on this state home")
+
+// LockHome takes an exclusive lock on a local home so that two processes
+// never run the same workflows at once. The lock dies with the process, so
+// a killed run never leaves it stale.
+func (b *Backend) LockHome() error {
+	if b.Home == "" {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(b.Home, localLockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("%w (%s)", ErrBusy, b.Home)
+		}
+		return err
+	}
+	b.closers = append(b.closers, f.Close)
+	return nil
+}
+
+// WaitLockHome is LockHome that waits for the holder to finish.
+func (b *Backend) WaitLockHome(ctx context.Context) error {
+	f, err := os.OpenFile(filepath.Join(b.Home, localLockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			f.Close()
+			return err
+		}
+		b.closers = append(b.closers, f.Close)
+		return nil
+	case <-ctx.Done():
+		f.Close()
+		return ctx.Err()
+	}
+}

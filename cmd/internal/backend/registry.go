@@ -1,0 +1,46 @@
+package backend
+
+import (
+	"log/slog"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
+	"github.com/docpipe/docpipe/pipeline/ocr"
+	"github.com/docpipe/docpipe/pipeline/steps"
+)
+
+// StepOptions choose the step handlers' backends and bounds.
+type StepOptions struct {
+	// PDFBackend is "auto" (poppler's pdftotext when installed, else pure
+	// Go), "poppler" or "go".
+	PDFBackend string
+	Logger     *slog.Logger
+	// Parallelism bounds the work inside one step invocation (0: cores).
+	Parallelism int
+	Limits      extract.Limits
+}
+
+// Registry builds the step handlers of the default pipeline over b.
+func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
+	if o.PDFBackend == "" {
+		o.PDFBackend = "auto"
+	}
+	pdf, err := pdftext.New(o.PDFBackend)
+	if err != nil {
+		return nil, err
+	}
+	reg := pipeline.NewRegistry()
+	steps.Register(reg, steps.Deps{
+		Repo:        b.Repo,
+		Blobs:       b.Blobs,
+		Definition:  pipeline.DefaultDefinition(),
+		PDF:         pdf,
+		OCR:         ocr.NewTesseract(),
+		Limits:      o.Limits,
+		TempDir:     b.TempDir(),
+		Parallelism: o.Parallelism,
+		Logger:      o.Logger,
+	})
+	return reg, nil
+}
