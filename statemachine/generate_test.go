@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/statemachine/asl"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed definitions from the generator")
@@ -177,4 +178,30 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The generated definitions must be valid ASL for the strict parser and the
+// validator, in every mode (placeholders rendered first).
+func TestGeneratedDefinitionsValidate(t *testing.T) {
+	vars := map[string]string{
+		VarStepsFunctionARN:  "arn:aws:lambda:us-east-1:123456789012:function:docpipe-steps",
+		VarActivityARNPrefix: "arn:aws:states:us-east-1:123456789012:activity:docpipe-",
+	}
+	for _, mode := range Modes {
+		raw, err := Generate(pipeline.DefaultDefinition(), mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rendered, err := Render(raw, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm, err := asl.Parse(rendered)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if err := asl.Validate(sm); err != nil {
+			t.Errorf("%s: %v", mode, err)
+		}
+	}
 }

@@ -40,6 +40,9 @@ func New(reg *pipeline.Registry, blobs blob.Store, opts Options) (*Engine, error
 		return nil, err
 	}
 	sm, err := asl.Parse(def)
+	if err == nil {
+		err = asl.Validate(sm)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embedded: local definition: %w", err)
 	}

@@ -2,11 +2,15 @@ package embedded_test
 
 import (
 	"context"
+	"io"
+	"sync"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
@@ -21,6 +25,10 @@ type bundle struct {
 }
 
 func setup(t *testing.T) bundle {
+	return setupWith(t, func(s blob.Store) blob.Store { return s })
+}
+
+func setupWith(t *testing.T, wrap func(blob.Store) blob.Store) bundle {
 	t.Helper()
 	dir := t.TempDir()
 	tbl, err := sqlitetable.Open(filepath.Join(dir, "state.db"))
@@ -28,10 +36,11 @@ func setup(t *testing.T) bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tbl.Close() })
-	blobs, err := dirblob.New(filepath.Join(dir, "blobs"))
+	dirBlobs, err := dirblob.New(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	blobs := wrap(dirBlobs)
 	repo := pipeline.NewRepository(tbl)
 	pdf, err := pdftext.New("go")
 	if err != nil {
@@ -54,6 +63,12 @@ func setup(t *testing.T) bundle {
 
 func (b bundle) runFile(t *testing.T, path string) pipeline.StepProgress {
 	t.Helper()
+	_, prog := b.runFileRef(t, path)
+	return prog
+}
+
+func (b bundle) runFileRef(t *testing.T, path string) (pipeline.Registration, pipeline.StepProgress) {
+	t.Helper()
 	ctx := context.Background()
 	f, err := os.Open(path)
 	if err != nil {
@@ -70,7 +85,7 @@ func (b bundle) runFile(t *testing.T, path string) pipeline.StepProgress {
 		t.Fatal(err)
 	}
 	t.Logf("%s: run error %v, status %s, error %q, segments %d/%d/%d/%d", path, runErr, prog.Status, prog.Error, prog.TotalSegments, prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
-	return prog
+	return reg, prog
 }
 
 func TestSamplesComplete(t *testing.T) {
@@ -89,5 +104,129 @@ func TestSamplesComplete(t *testing.T) {
 				t.Errorf("%s: step %s is %s", name, step, st.Status)
 			}
 		}
+	}
+}
+
+// A batch mixing good and bad files: each bad one fails its own workflow
+// with a readable reason; the good ones (including a PDF named .txt and
+// text in odd encodings) complete.
+func TestBadInputsFailTheirOwnWorkflow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	bad := filepath.Join("..", "..", "samples", "bad")
+	pdfs := filepath.Join("..", "..", "pipeline", "extract", "pdftext", "testdata")
+	for _, tc := range []struct {
+		path   string
+		status pipeline.WorkflowStatus
+		reason string
+	}{
+		{filepath.Join(bad, "empty.txt"), pipeline.WorkflowFailed, "file is empty"},
+		{filepath.Join(bad, "random.bin"), pipeline.WorkflowFailed, "binary data of unknown format"},
+		{filepath.Join(bad, "binary-ish.txt"), pipeline.WorkflowFailed, "unknown format"},
+		{filepath.Join(bad, "truncated.docx"), pipeline.WorkflowFailed, "corrupt zip"},
+		{filepath.Join(bad, "encrypted.docx"), pipeline.WorkflowFailed, "password"},
+		{filepath.Join(bad, "zipbomb.docx"), pipeline.WorkflowFailed, "zip bomb"},
+		{filepath.Join(bad, "legacy.doc"), pipeline.WorkflowFailed, ".doc"},
+		{filepath.Join(bad, "image.gif"), pipeline.WorkflowFailed, "not a supported format"},
+		{filepath.Join(bad, "spreadsheet.xlsx"), pipeline.WorkflowFailed, "XLSX"},
+		{filepath.Join(pdfs, "truncated.pdf"), pipeline.WorkflowFailed, ""},
+		{filepath.Join(pdfs, "user-password.pdf"), pipeline.WorkflowFailed, "password"},
+		{filepath.Join(pdfs, "cyclic-page-tree.pdf"), "", ""}, // any final status, never a hang
+		{filepath.Join(bad, "pdf-named.txt"), pipeline.WorkflowCompleted, ""},
+		{filepath.Join(bad, "mixed-utf8.txt"), pipeline.WorkflowCompleted, ""},
+		{filepath.Join(bad, "utf16-nobom.txt"), pipeline.WorkflowCompleted, ""},
+		{filepath.Join(pdfs, "rc4-128-empty-password.pdf"), pipeline.WorkflowCompleted, ""},
+		{filepath.Join(pdfs, "aes-128-empty-password.pdf"), pipeline.WorkflowCompleted, ""},
+		{filepath.Join("..", "..", "samples", "letter.txt"), pipeline.WorkflowCompleted, ""},
+	} {
+		prog := b.runFile(t, tc.path)
+		if tc.status == "" {
+			if prog.Status != pipeline.WorkflowCompleted && prog.Status != pipeline.WorkflowFailed {
+				t.Errorf("%s: status %s, want a final status", tc.path, prog.Status)
+			}
+			continue
+		}
+		if prog.Status != tc.status {
+			t.Errorf("%s: status %s (%q), want %s", tc.path, prog.Status, prog.Error, tc.status)
+			continue
+		}
+		if tc.status == pipeline.WorkflowFailed {
+			if prog.Error == "" || !strings.Contains(prog.Error, tc.reason) {
+				t.Errorf("%s: reason %q, want it to mention %q", tc.path, prog.Error, tc.reason)
+			}
+			if prog.Steps[pipeline.StepSegmentPrep].Status != pipeline.StepFailed && prog.Steps[pipeline.StepFormatParser].Status != pipeline.StepFailed {
+				t.Errorf("%s: no step recorded the failure: %+v", tc.path, prog.Steps)
+			}
+			for name, st := range prog.Steps {
+				if st.Status == pipeline.StepInProgress {
+					t.Errorf("%s: step %s left in progress", tc.path, name)
+				}
+			}
+		}
+	}
+}
+
+// hidingStore makes chosen keys look missing, to make segments fail.
+type hidingStore struct {
+	blob.Store
+	mu     sync.Mutex
+	suffix string
+}
+
+func (h *hidingStore) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	h.mu.Lock()
+	hide := h.suffix != "" && strings.HasSuffix(key, h.suffix)
+	h.mu.Unlock()
+	if hide {
+		return nil, blob.ErrNotFound
+	}
+	return h.Store.Get(ctx, key)
+}
+
+// A failed segment does not sink its document, and a re-run redoes only
+// what failed.
+func TestFailedSegmentsRerun(t *testing.T) {
+	t.Parallel()
+	hiding := &hidingStore{suffix: "segments/000002/text.txt"}
+	b := setupWith(t, func(s blob.Store) blob.Store { hiding.Store = s; return hiding })
+	ctx := context.Background()
+	reg, prog := b.runFileRef(t, filepath.Join("..", "..", "samples", "notes.md"))
+	if prog.Status != pipeline.WorkflowCompleted || prog.SegmentsFailed != 1 || prog.SegmentsDone != prog.TotalSegments-1 {
+		t.Fatalf("first run: %+v", prog)
+	}
+	seg, err := b.repo.GetSegment(ctx, reg.Workflow.ID, 2)
+	if err != nil || seg.Status != pipeline.SegmentFailed || !strings.Contains(seg.Error, "missing") {
+		t.Fatalf("segment 2 = %+v, %v; want failed with a reason", seg, err)
+	}
+	hiding.mu.Lock()
+	hiding.suffix = ""
+	hiding.mu.Unlock()
+
+	def := pipeline.DefaultDefinition()
+	reset, err := b.repo.PrepareRerun(ctx, reg.Ref(), def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{pipeline.StepSegmentAnalyzer, pipeline.StepGraphBuilder, pipeline.StepDocumentSummarizer}
+	if strings.Join(reset, ",") != strings.Join(want, ",") {
+		t.Errorf("reset %v, want %v", reset, want)
+	}
+	before, _ := b.repo.GetSegment(ctx, reg.Workflow.ID, 4)
+	if err := b.engine.Run(ctx, b.ingester.ExecutionInput(reg)); err != nil {
+		t.Fatal(err)
+	}
+	prog, err = b.repo.GetProgress(ctx, reg.Workflow.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prog.Status != pipeline.WorkflowCompleted || prog.SegmentsFailed != 0 || prog.SegmentsDone != prog.TotalSegments {
+		t.Errorf("after re-run: %+v", prog)
+	}
+	after, _ := b.repo.GetSegment(ctx, reg.Workflow.ID, 4)
+	if before.UpdatedAt != after.UpdatedAt {
+		t.Errorf("segment 4 (in a finished batch) was redone: %s → %s", before.UpdatedAt, after.UpdatedAt)
+	}
+	if reset, err := b.repo.PrepareRerun(ctx, reg.Ref(), def); err != nil || len(reset) != 0 {
+		t.Errorf("nothing left to re-run, got %v, %v", reset, err)
 	}
 }

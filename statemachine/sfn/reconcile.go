@@ -1,0 +1,259 @@
+package sfn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+// EventBridge names of the execution status change event.
+const (
+	StatusChangeSource     = "aws.states"
+	StatusChangeDetailType = "Step Functions Execution Status Change"
+)
+
+// StatusChange is the detail of EventBridge's "Step Functions Execution
+// Status Change" event.
+type StatusChange struct {
+	ExecutionARN    string `json:"executionArn"`
+	StateMachineARN string `json:"stateMachineArn"`
+	Name            string `json:"name"`
+	Status          string `json:"status"`
+	StartDate       int64  `json:"startDate,omitempty"` // epoch milliseconds
+	StopDate        int64  `json:"stopDate,omitempty"`
+	// Input is the execution input as a JSON string; null when it was too
+	// large to include.
+	Input  *string `json:"input"`
+	Output *string `json:"output"`
+	Error  *string `json:"error"`
+	Cause  *string `json:"cause"`
+}
+
+// Reconciler marks a workflow failed when its execution failed, timed out or
+// was aborted without the state machine recording it (a Catch cannot see a
+// timeout of the whole execution, an abort or a history limit), so the table
+// never says "in progress" forever.
+type Reconciler struct {
+	API             ExecutionAPI
+	Repo            *pipeline.Repository
+	StateMachineARN string
+	// Grace is how long a pending workflow may have no execution before it
+	// counts as never started (ingest registers, then starts). Default 15m.
+	Grace  time.Duration
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Parallelism bounds concurrent DescribeExecution calls. Default 4.
+	Parallelism int
+}
+
+// Outcome is what reconciling one workflow did.
+type Outcome string
+
+const (
+	OutcomeIgnored    Outcome = "ignored"     // execution running or succeeded, or not a docpipe workflow
+	OutcomeMarked     Outcome = "marked"      // workflow marked failed now
+	OutcomeUpToDate   Outcome = "up_to_date"  // workflow already records the end
+	OutcomeNotStarted Outcome = "not_started" // pending workflow whose execution never started, marked failed
+)
+
+func (r *Reconciler) logger() *slog.Logger {
+	if r.Logger != nil {
+		return r.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// failedStatus reports whether an execution status ends a workflow in
+// failure.
+func failedStatus(s string) bool {
+	switch types.ExecutionStatus(s) {
+	case types.ExecutionStatusFailed, types.ExecutionStatusTimedOut, types.ExecutionStatusAborted:
+		return true
+	}
+	return false
+}
+
+// HandleStatusChange applies one status change event.
+func (r *Reconciler) HandleStatusChange(ctx context.Context, ev StatusChange) (Outcome, error) {
+	if !failedStatus(ev.Status) {
+		return OutcomeIgnored, nil
+	}
+	wfID, ok := workflowOf(ev)
+	if !ok {
+		r.logger().Warn("status change of an execution that is not a docpipe workflow", "execution", ev.ExecutionARN)
+		return OutcomeIgnored, nil
+	}
+	return r.markFailed(ctx, wfID, reason(ev.Status, deref(ev.Error), deref(ev.Cause)))
+}
+
+// workflowOf finds the workflow id: from the input when included, else from
+// the execution name (executions are named after workflows).
+func workflowOf(ev StatusChange) (string, bool) {
+	if ev.Input != nil {
+		var in pipeline.ExecutionInput
+		if json.Unmarshal([]byte(*ev.Input), &in) == nil && in.Workflow.WorkflowID != "" {
+			return in.Workflow.WorkflowID, true
+		}
+	}
+	if validName(ev.Name) {
+		return ev.Name, true
+	}
+	return "", false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func reason(status, errName, cause string) string {
+	var msg string
+	switch types.ExecutionStatus(status) {
+	case types.ExecutionStatusTimedOut:
+		msg = "execution timed out"
+	case types.ExecutionStatusAborted:
+		msg = "execution aborted"
+	default:
+		msg = "execution failed"
+	}
+	if errName != "" {
+		msg += ": " + errName
+	}
+	if cause != "" {
+		msg += ": " + cause
+	}
+	return truncate(msg, maxCauseLen)
+}
+
+// markFailed fails the steps still in progress and the workflow, the way
+// the workflow_failed step does. A workflow that already ended is left as
+// it is.
+func (r *Reconciler) markFailed(ctx context.Context, workflowID, why string) (Outcome, error) {
+	prog, err := r.Repo.GetProgress(ctx, workflowID)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		r.logger().Warn("execution of an unknown workflow", "workflow", workflowID)
+		return OutcomeIgnored, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if prog.Status == pipeline.WorkflowCompleted || prog.Status == pipeline.WorkflowFailed {
+		return OutcomeUpToDate, nil
+	}
+	ref := pipeline.WorkflowRef{ProjectID: prog.ProjectID, DocumentID: prog.DocumentID, WorkflowID: workflowID}
+	for name, st := range prog.Steps {
+		if st.Status != pipeline.StepInProgress {
+			continue
+		}
+		if _, err := r.Repo.TransitionStep(ctx, ref, name, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, why); err != nil && !errors.Is(err, pipeline.ErrStale) {
+			return "", fmt.Errorf("sfn: fail step %s of %s: %w", name, workflowID, err)
+		}
+	}
+	applied, err := r.Repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, why)
+	if errors.Is(err, pipeline.ErrStale) {
+		// Completed meanwhile: the table is right.
+		return OutcomeUpToDate, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("sfn: fail workflow %s: %w", workflowID, err)
+	}
+	if !applied {
+		return OutcomeUpToDate, nil
+	}
+	r.logger().Info("workflow marked failed", "workflow", workflowID, "reason", why)
+	return OutcomeMarked, nil
+}
+
+// Report counts what ReconcileInProgress did, by outcome.
+type Report map[Outcome]int
+
+// ReconcileInProgress checks the execution of every pending and
+// in-progress workflow in the status index and records the ones that ended
+// in failure: for environments without the EventBridge rule, and as a
+// periodic safety net where there is one.
+func (r *Reconciler) ReconcileInProgress(ctx context.Context) (Report, error) {
+	var mu sync.Mutex
+	report := Report{}
+	g, gctx := errgroup.WithContext(ctx)
+	n := r.Parallelism
+	if n <= 0 {
+		n = 4
+	}
+	g.SetLimit(n)
+	for _, status := range []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending} {
+		progs, err := r.Repo.ListByStatus(ctx, status, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range progs {
+			g.Go(func() error {
+				out, err := r.reconcileOne(gctx, p)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				report[out]++
+				mu.Unlock()
+				return nil
+			})
+		}
+	}
+	return report, g.Wait()
+}
+
+func (r *Reconciler) reconcileOne(ctx context.Context, p pipeline.StepProgress) (Outcome, error) {
+	wf, err := r.Repo.GetWorkflow(ctx, p.DocumentID, p.WorkflowID)
+	if err != nil {
+		return "", err
+	}
+	execARN := wf.ExecutionID
+	if execARN == "" {
+		name, err := ExecutionName(p.WorkflowID)
+		if err != nil {
+			return OutcomeIgnored, nil
+		}
+		if execARN, err = ExecutionARN(r.StateMachineARN, name); err != nil {
+			return "", err
+		}
+	}
+	ex, err := describe(ctx, r.API, execARN)
+	if errors.Is(err, ErrNoExecution) {
+		grace := r.Grace
+		if grace <= 0 {
+			grace = 15 * time.Minute
+		}
+		if p.Status != pipeline.WorkflowPending || r.now().Sub(wf.UpdatedAt) < grace {
+			return OutcomeIgnored, nil
+		}
+		out, err := r.markFailed(ctx, p.WorkflowID, "execution never started")
+		if out == OutcomeMarked {
+			out = OutcomeNotStarted
+		}
+		return out, err
+	}
+	if err != nil {
+		return "", err
+	}
+	if !failedStatus(string(ex.Status)) {
+		return OutcomeIgnored, nil
+	}
+	return r.markFailed(ctx, p.WorkflowID, reason(string(ex.Status), ex.Error, ex.Cause))
+}
