@@ -1,0 +1,308 @@
+package pdftext
+
+import (
+	"math"
+	"unicode/utf8"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// The library's Page.Content re-parses the font dictionary (with its
+// /Widths array) on every Tf and looks widths up through the object model
+// for every glyph; on generated documents that halves throughput. This
+// interpreter runs the same content streams through the library's exported
+// Interpret with fonts parsed once per document, applies word spacing
+// (Tw) that the library ignores, and follows form XObjects, where many
+// producers put their text.
+
+// affine is a PDF transformation matrix [a b c d e f].
+type affine [6]float64
+
+var identity = affine{1, 0, 0, 1, 0, 0}
+
+// mul returns m × n (apply m, then n).
+func (m affine) mul(n affine) affine {
+	return affine{
+		m[0]*n[0] + m[1]*n[2], m[0]*n[1] + m[1]*n[3],
+		m[2]*n[0] + m[3]*n[2], m[2]*n[1] + m[3]*n[3],
+		m[4]*n[0] + m[5]*n[2] + n[4], m[4]*n[1] + m[5]*n[3] + n[5],
+	}
+}
+
+// translate returns translate(tx, ty) × m.
+func (m affine) translate(tx, ty float64) affine {
+	m[4] += tx*m[0] + ty*m[2]
+	m[5] += tx*m[1] + ty*m[3]
+	return m
+}
+
+func matrixArgs(args []pdf.Value) (affine, bool) {
+	if len(args) != 6 {
+		return identity, false
+	}
+	var m affine
+	for i, a := range args {
+		m[i] = a.Float64()
+	}
+	return m, true
+}
+
+// fontInfo is a font parsed once: its decoder and advance widths.
+type fontInfo struct {
+	enc       pdf.TextEncoding
+	first     int
+	widths    []float64
+	composite bool // Type0: multi-byte codes, widths not in /Widths
+}
+
+func (f *fontInfo) width(code int) float64 {
+	if i := code - f.first; i >= 0 && i < len(f.widths) && f.widths[i] > 0 {
+		return f.widths[i]
+	}
+	return estWidth * 1000
+}
+
+// fontCache holds parsed fonts for one document, keyed by the font's
+// object identity, and per resources dictionary by resource name.
+type fontCache struct {
+	byObject map[uint64]*fontInfo
+	byRes    map[resKey]*fontInfo
+}
+
+type resKey struct {
+	res  uint64
+	name string
+}
+
+func newFontCache() *fontCache {
+	return &fontCache{byObject: map[uint64]*fontInfo{}, byRes: map[resKey]*fontInfo{}}
+}
+
+func (c *fontCache) font(res pdf.Value, name string) *fontInfo {
+	resID, resOK := objectID(res)
+	if resOK {
+		if f, ok := c.byRes[resKey{resID, name}]; ok {
+			return f
+		}
+	}
+	v := res.Key("Font").Key(name)
+	id, idOK := objectID(v)
+	f := c.byObject[id]
+	if !idOK || f == nil {
+		f = parseFont(v)
+		if idOK {
+			c.byObject[id] = f
+		}
+	}
+	if resOK {
+		c.byRes[resKey{resID, name}] = f
+	}
+	return f
+}
+
+func parseFont(v pdf.Value) *fontInfo {
+	pf := pdf.Font{V: v}
+	f := &fontInfo{first: int(v.Key("FirstChar").Int64()), composite: v.Key("Subtype").Name() == "Type0"}
+	if enc := pf.Encoder(); enc != nil {
+		f.enc = enc
+	}
+	ws := v.Key("Widths")
+	f.widths = make([]float64, ws.Len())
+	for i := range f.widths {
+		f.widths[i] = ws.Index(i).Float64()
+	}
+	return f
+}
+
+type textState struct {
+	ctm, tm, tlm       affine
+	tc, tw, th, tl, ts float64
+	tfs                float64
+	font               *fontInfo
+}
+
+// maxFormDepth bounds nested form XObjects (which can also be cyclic).
+const maxFormDepth = 8
+
+// interpreter collects positioned glyphs from one page.
+type interpreter struct {
+	fonts  *fontCache
+	glyphs []glyph
+}
+
+func (in *interpreter) page(p pdf.Value) []glyph {
+	in.glyphs = in.glyphs[:0]
+	contents := p.Key("Contents")
+	if contents.Kind() == pdf.Null {
+		return nil
+	}
+	in.run(contents, inherited(p, "Resources"), identity, 0)
+	return in.glyphs
+}
+
+// inherited finds a page attribute on the page or its ancestors.
+func inherited(p pdf.Value, key string) pdf.Value {
+	for i := 0; i < maxTreeDepth && !p.IsNull(); i++ {
+		if v := p.Key(key); !v.IsNull() {
+			return v
+		}
+		p = p.Key("Parent")
+	}
+	return pdf.Value{}
+}
+
+func (in *interpreter) run(strm, res pdf.Value, ctm affine, depth int) {
+	g := textState{ctm: ctm, tm: identity, tlm: identity, th: 1}
+	var stack []textState
+	pdf.Interpret(strm, func(stk *pdf.Stack, op string) {
+		n := stk.Len()
+		args := make([]pdf.Value, n)
+		for i := n - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		arg := func(i int) float64 {
+			if i < len(args) {
+				return args[i].Float64()
+			}
+			return 0
+		}
+		switch op {
+		case "q":
+			if len(stack) < 1024 {
+				stack = append(stack, g)
+			}
+		case "Q":
+			if len(stack) > 0 {
+				g = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+			}
+		case "cm":
+			if m, ok := matrixArgs(args); ok {
+				g.ctm = m.mul(g.ctm)
+			}
+		case "BT":
+			g.tm, g.tlm = identity, identity
+		case "Tc":
+			g.tc = arg(0)
+		case "Tw":
+			g.tw = arg(0)
+		case "Tz":
+			g.th = arg(0) / 100
+		case "TL":
+			g.tl = arg(0)
+		case "Ts":
+			g.ts = arg(0)
+		case "Tf":
+			if len(args) == 2 {
+				g.font = in.fonts.font(res, args[0].Name())
+				g.tfs = args[1].Float64()
+			}
+		case "Td":
+			g.tlm = g.tlm.translate(arg(0), arg(1))
+			g.tm = g.tlm
+		case "TD":
+			g.tl = -arg(1)
+			g.tlm = g.tlm.translate(arg(0), arg(1))
+			g.tm = g.tlm
+		case "Tm":
+			if m, ok := matrixArgs(args); ok {
+				g.tm, g.tlm = m, m
+			}
+		case "T*":
+			g.tlm = g.tlm.translate(0, -g.tl)
+			g.tm = g.tlm
+		case "Tj":
+			if len(args) == 1 {
+				in.show(&g, args[0].RawString())
+			}
+		case "'", "\"":
+			if op == "\"" && len(args) == 3 {
+				g.tw, g.tc = arg(0), arg(1)
+				args = args[2:]
+			}
+			g.tlm = g.tlm.translate(0, -g.tl)
+			g.tm = g.tlm
+			if len(args) == 1 {
+				in.show(&g, args[0].RawString())
+			}
+		case "TJ":
+			if len(args) != 1 {
+				return
+			}
+			for i := range args[0].Len() {
+				x := args[0].Index(i)
+				if x.Kind() == pdf.String {
+					in.show(&g, x.RawString())
+				} else {
+					g.tm = g.tm.translate(-x.Float64()/1000*g.tfs*g.th, 0)
+				}
+			}
+		case "Do":
+			if len(args) != 1 || depth >= maxFormDepth {
+				return
+			}
+			xo := res.Key("XObject").Key(args[0].Name())
+			if xo.Key("Subtype").Name() != "Form" {
+				return
+			}
+			m := identity
+			if mv := xo.Key("Matrix"); mv.Len() == 6 {
+				for i := range 6 {
+					m[i] = mv.Index(i).Float64()
+				}
+			}
+			formRes := xo.Key("Resources")
+			if formRes.IsNull() {
+				formRes = res
+			}
+			in.run(xo, formRes, m.mul(g.ctm), depth+1)
+		}
+	})
+}
+
+// show places the glyphs of one string.
+func (in *interpreter) show(g *textState, raw string) {
+	f := g.font
+	if f == nil || f.enc == nil || raw == "" {
+		return
+	}
+	m := g.tm.mul(g.ctm)
+	size := g.tfs * math.Hypot(m[2], m[3])
+	xscale := math.Hypot(m[0], m[1])
+	emit := func(s string, w0 float64, space bool) {
+		m := g.tm.mul(g.ctm)
+		adv := (w0/1000*g.tfs + g.tc) * g.th
+		if space {
+			adv += g.tw * g.th
+		}
+		in.glyphs = append(in.glyphs, glyph{
+			x: m[2]*g.ts + m[4], y: m[3]*g.ts + m[5],
+			w: w0 / 1000 * g.tfs * g.th * xscale, size: size, s: s,
+			space: s == " " || s == "\u00a0",
+		})
+		g.tm = g.tm.translate(adv, 0)
+	}
+	text := f.enc.Decode(raw)
+	if f.composite {
+		// Multi-byte codes without per-code widths here: one estimated
+		// advance per character.
+		for _, r := range text {
+			emit(string(r), estWidth*1000, false)
+		}
+		return
+	}
+	if utf8.RuneCountInString(text) == len(raw) {
+		i := 0
+		for _, r := range text {
+			emit(string(r), f.width(int(raw[i])), raw[i] == ' ')
+			i++
+		}
+		return
+	}
+	// Codes that decode to several characters (ligatures) or none.
+	for i := 0; i < len(raw); i++ {
+		if s := f.enc.Decode(raw[i : i+1]); s != "" {
+			emit(s, f.width(int(raw[i])), raw[i] == ' ')
+		}
+	}
+}

@@ -1,0 +1,274 @@
+package pdftext
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/ledongthuc/pdf"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract"
+)
+
+// PureGo extracts text with github.com/ledongthuc/pdf, working around its
+// weak spots without forking it: the page list is built once by walking the
+// page tree ourselves (the library re-walks it for every page, trusts /Count
+// and loops on a cyclic tree), every call into the library runs under
+// recover, and text is assembled from glyph positions because the library's
+// plain-text output glues words that producers separate by positioning.
+type PureGo struct {
+	// Timeout bounds one document. Default 10 minutes.
+	Timeout time.Duration
+}
+
+// NewPureGo returns a pure-Go extractor with default settings.
+func NewPureGo() *PureGo { return &PureGo{} }
+
+func (g *PureGo) Name() string { return "go" }
+
+func (g *PureGo) timeout() time.Duration {
+	if g.Timeout > 0 {
+		return g.Timeout
+	}
+	return 10 * time.Minute
+}
+
+// maxTreeDepth bounds page-tree recursion; real trees are a few levels deep.
+const maxTreeDepth = 64
+
+// Pages walks the page tree and returns the real number of pages (which
+// may differ from the /Count the file claims).
+func (g *PureGo) Pages(ctx context.Context, path string) (int, error) {
+	var n int
+	err := g.withDocument(ctx, path, func(ctx context.Context, r *pdf.Reader) error {
+		pages, err := pageList(ctx, r, extract.DefaultLimits.MaxPages)
+		n = len(pages)
+		return err
+	})
+	return n, err
+}
+
+// Extract returns one unit per page.
+func (g *PureGo) Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
+	limits = limits.WithDefaults()
+	var out []extract.Unit
+	err := g.withDocument(ctx, path, func(ctx context.Context, r *pdf.Reader) error {
+		pages, err := pageList(ctx, r, limits.MaxPages)
+		if err != nil {
+			return err
+		}
+		texts := make([]string, len(pages))
+		in := &interpreter{fonts: newFontCache()}
+		failed := 0
+		for i, page := range pages {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			text, ok := in.pageText(page)
+			if !ok {
+				// One unreadable page leaves an empty, OCR-flagged unit
+				// rather than sinking the document.
+				failed++
+				continue
+			}
+			texts[i] = text
+		}
+		if failed == len(pages) {
+			return &pipeline.InvalidDocumentError{Reason: "no page of the PDF could be read"}
+		}
+		out = units(texts)
+		return nil
+	})
+	return out, err
+}
+
+// withDocument opens path and runs fn in a goroutine under the document
+// timeout. When ctx ends first it returns at once; fn checks ctx between
+// pages, so the abandoned goroutine finishes at most the page it is on.
+func (g *PureGo) withDocument(ctx context.Context, path string, fn func(context.Context, *pdf.Reader) error) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, g.timeout(), errTimeout)
+	defer cancel()
+	if err := checkFile(path); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		// The file stays open until the work stops, even if we stopped
+		// waiting for it.
+		defer f.Close()
+		done <- guard(func() error {
+			r, err := openReader(f, fi.Size())
+			if err != nil {
+				return err
+			}
+			return fn(ctx, r)
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return g.contextError(ctx)
+		}
+		return err
+	case <-ctx.Done():
+		return g.contextError(ctx)
+	}
+}
+
+func (g *PureGo) contextError(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errTimeout) {
+		return &pipeline.TooLargeError{Reason: fmt.Sprintf("text extraction took longer than %v", g.timeout())}
+	}
+	return ctx.Err()
+}
+
+// guard converts a panic inside the library into an InvalidDocumentError.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("malformed PDF: %v", x)}
+		}
+	}()
+	return fn()
+}
+
+// openReader opens the PDF, trying the empty user password for encrypted
+// files, and maps the library's errors onto step errors.
+func openReader(f *os.File, size int64) (*pdf.Reader, error) {
+	r, err := pdf.NewReaderEncrypted(f, size, func() string { return "" })
+	if err == nil {
+		if err := checkEncryption(r); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, pdf.ErrInvalidPassword):
+		return nil, &pipeline.PasswordProtectedError{Reason: "PDF needs a user password"}
+	case strings.Contains(msg, "unsupported PDF: encryption"):
+		return nil, &pipeline.UnsupportedFormatError{Reason: "PDF encryption not supported by the pure-Go extractor (" + msg + "); install poppler-utils"}
+	}
+	return nil, &pipeline.InvalidDocumentError{Reason: msg}
+}
+
+// checkEncryption rejects 40-bit RC4 files: the library derives their
+// object keys with 16 instead of 10 bytes, so they "open" but decrypt to
+// garbage. Poppler reads them.
+func checkEncryption(r *pdf.Reader) error {
+	enc := r.Trailer().Key("Encrypt")
+	if enc.IsNull() {
+		return nil
+	}
+	bits := enc.Key("Length").Int64()
+	if bits == 0 {
+		bits = 40
+	}
+	if v := enc.Key("V").Int64(); v == 1 || bits < 128 {
+		return &pipeline.UnsupportedFormatError{Reason: fmt.Sprintf(
+			"PDF uses %d-bit RC4 encryption, which the pure-Go extractor cannot decrypt; install poppler-utils", bits)}
+	}
+	return nil
+}
+
+// pageList walks the page tree once, depth-first, and returns the leaves in
+// order. Nodes seen before (a cycle, or a node listed twice) are skipped;
+// depth and page count are bounded.
+func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, error) {
+	root := r.Trailer().Key("Root").Key("Pages")
+	if root.Kind() != pdf.Dict {
+		return nil, &pipeline.InvalidDocumentError{Reason: "PDF has no page tree"}
+	}
+	// Without object identities a cycle is still bounded: a tree never
+	// holds more nodes than the file has objects.
+	budget := int(r.Trailer().Key("Size").Int64()) + 1
+	seen := map[uint64]bool{}
+	var pages []pdf.Value
+	var walk func(node pdf.Value, depth int) error
+	walk = func(node pdf.Value, depth int) error {
+		if depth > maxTreeDepth {
+			return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("page tree deeper than %d levels", maxTreeDepth)}
+		}
+		if id, ok := objectID(node); ok {
+			if seen[id] {
+				return nil
+			}
+			seen[id] = true
+		}
+		if budget--; budget < 0 {
+			return &pipeline.InvalidDocumentError{Reason: "page tree has more nodes than the file has objects (cycle)"}
+		}
+		kids := node.Key("Kids")
+		if node.Key("Type").Name() == "Pages" || kids.Kind() == pdf.Array {
+			if len(pages)%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			for i := range kids.Len() {
+				kid := kids.Index(i)
+				if kid.Kind() != pdf.Dict {
+					continue // dangling reference: poppler skips it too
+				}
+				if err := walk(kid, depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if len(pages) >= maxPages {
+			return &pipeline.TooLargeError{Reason: fmt.Sprintf("PDF has more than %d pages", maxPages)}
+		}
+		pages = append(pages, node)
+		return nil
+	}
+	if err := walk(root, 0); err != nil {
+		return nil, err
+	}
+	if len(pages) == 0 {
+		return nil, &pipeline.InvalidDocumentError{Reason: "PDF has no pages"}
+	}
+	return pages, nil
+}
+
+// objectID returns the indirect object number and generation a Value was
+// loaded from. The library keeps it unexported; reflection reads it so the
+// walk can recognise a node it has visited. ok is false for direct objects
+// or if the library's layout changes (the node budget still bounds a cycle).
+func objectID(v pdf.Value) (uint64, bool) {
+	f := reflect.ValueOf(v).FieldByName("ptr")
+	if !f.IsValid() || f.Kind() != reflect.Struct || f.NumField() != 2 {
+		return 0, false
+	}
+	id, gen := f.Field(0), f.Field(1)
+	if !id.CanUint() || !gen.CanUint() || id.Uint() == 0 {
+		return 0, false
+	}
+	return id.Uint()<<16 | gen.Uint(), true
+}
+
+// pageText assembles one page's text; ok is false when the library
+// panicked on the page.
+func (in *interpreter) pageText(v pdf.Value) (text string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			text, ok = "", false
+		}
+	}()
+	return assemble(in.page(v)), true
+}
