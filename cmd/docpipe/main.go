@@ -21,6 +21,7 @@ Usage:
   docpipe ingest [flags] FILE|DIR...  register and start documents without waiting
   docpipe status [flags] [WORKFLOW]   analyses in progress (--failed: failed ones), or one in detail
   docpipe show [flags] WORKFLOW       results: --text, --summary, --graph, --json
+  docpipe rerun [flags] WORKFLOW      re-run the failed parts of a finished analysis
   docpipe work [flags]                process every unfinished workflow in --home (ingest starts this)
 
 Run "docpipe COMMAND -h" for a command's flags.
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdShow(ctx, rest, stdout, stderr)
 	case "work":
 		return cmdWork(ctx, rest, stdout, stderr)
+	case "rerun":
+		return cmdRerun(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

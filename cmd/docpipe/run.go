@@ -143,9 +143,9 @@ func (lp *localPipeline) Close() error { return lp.backend.Close() }
 
 // job is one workflow to drive to its end.
 type job struct {
-	file  string
-	reg   pipeline.Registration
-	start time.Time
+	file       string
+	reg        pipeline.Registration
+	start, end time.Time
 }
 
 // process registers every file (reusing the analysis of content seen
@@ -180,6 +180,9 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f runFlags
 			mu.Unlock()
 			display.Track(j.file, j.reg.Workflow)
 			err := lp.engine.Run(gctx, lp.ingester.ExecutionInput(j.reg))
+			mu.Lock()
+			j.end = time.Now()
+			mu.Unlock()
 			display.Done(j.reg.Workflow.ID)
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -235,8 +238,8 @@ func (lp *localPipeline) result(ctx context.Context, j *job) (docResult, error) 
 		Segments: prog.TotalSegments, FailedSegments: prog.SegmentsFailed, Error: prog.Error,
 		Reused: j.start.IsZero(),
 	}
-	if !j.start.IsZero() {
-		r.Seconds = time.Since(j.start).Seconds()
+	if !j.start.IsZero() && !j.end.IsZero() {
+		r.Seconds = j.end.Sub(j.start).Seconds()
 	}
 	if r.Status != string(pipeline.WorkflowCompleted) && r.Status != string(pipeline.WorkflowFailed) {
 		// The engine returned without a final status: never report that
@@ -270,4 +273,3 @@ func report(w io.Writer, results []docResult, asJSON bool) error {
 	}
 	return tw.Flush()
 }
-

@@ -43,6 +43,10 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (
 	if len(segs) != b.To-b.From+1 {
 		return outcome{}, &pipeline.InvalidInputError{Reason: fmt.Sprintf("batch %d expects segments %d..%d, the table has %d of them", b.Batch, b.From, b.To, len(segs))}
 	}
+	if finishedBatch(segs) {
+		// A re-run of failed segments leaves finished batches alone.
+		return outcome{message: fmt.Sprintf("batch %d: already analysed", b.Batch)}, nil
+	}
 	entries := make([]BatchEntry, len(segs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.parallelism())
@@ -113,6 +117,17 @@ func (h *handlers) analyzeOne(ctx context.Context, s pipeline.Segment) (e BatchE
 	res := analyze.AnalyzeSegment(string(text), analyze.Options{})
 	e.Status, e.Result = pipeline.SegmentDone, &res
 	return e, nil
+}
+
+// finishedBatch reports whether every segment of a batch has its final
+// result (a failed one is worth another try).
+func finishedBatch(segs []pipeline.Segment) bool {
+	for _, s := range segs {
+		if s.Status != pipeline.SegmentDone && s.Status != pipeline.SegmentSkipped {
+			return false
+		}
+	}
+	return true
 }
 
 func isTooBig(err error) bool {

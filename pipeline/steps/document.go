@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -297,8 +298,8 @@ func FailureReason(e *pipeline.CaughtError) string {
 	switch {
 	case cause == "":
 		return e.Error
-	case e.Error == "":
-		return cause
+	case e.Error == "" || slices.Contains(pipeline.PermanentErrorNames, e.Error) || e.Error == pipeline.ErrNameTransient:
+		return cause // our own errors say what they are
 	}
 	return e.Error + ": " + cause
 }

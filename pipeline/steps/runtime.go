@@ -115,8 +115,10 @@ func (h *handlers) wrap(step string, body stepFunc) pipeline.Handler {
 		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
 			return nil, &pipeline.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
 		}
-		if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil && prog.Status == pipeline.WorkflowPending {
-			return nil, storageErr("mark workflow in progress", err)
+		if prog.Status == pipeline.WorkflowPending {
+			if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
+				return nil, storageErr("mark workflow in progress", err)
+			}
 		}
 		if err := h.closeBatchStages(ctx, in.Workflow, step, prog); err != nil {
 			return nil, err
@@ -127,7 +129,7 @@ func (h *handlers) wrap(step string, body stepFunc) pipeline.Handler {
 		started := time.Now()
 		res, runErr := safeRun(ctx, in, body)
 		if runErr != nil {
-			h.logger().Warn("step failed", "step", step, "workflow", in.Workflow.WorkflowID, "error", runErr)
+			h.logger().Info("step failed", "step", step, "workflow", in.Workflow.WorkflowID, "error", runErr)
 			if _, err := h.Repo.TransitionStep(context.WithoutCancel(ctx), in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, runErr.Error()); err != nil {
 				h.logger().Error("record step failure", "step", step, "error", err)
 			}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/statemachine/sfn"
+)
+
+// awsIngestFlags configure `docpipe ingest` against a deployment on AWS.
+type awsIngestFlags struct {
+	bucket       string
+	table        string
+	stateMachine string
+	prefix       string
+}
+
+func (a *awsIngestFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.bucket, "bucket", os.Getenv(backend.EnvBucket), "AWS: S3 bucket of the deployment [$"+backend.EnvBucket+"]")
+	fs.StringVar(&a.table, "table", os.Getenv(backend.EnvTable), "AWS: DynamoDB table of the deployment [$"+backend.EnvTable+"]")
+	fs.StringVar(&a.stateMachine, "state-machine", os.Getenv(backend.EnvStateMachineARN), "AWS: Step Functions state machine ARN [$"+backend.EnvStateMachineARN+"]")
+	prefix := os.Getenv(backend.EnvIncomingPrefix)
+	if prefix == "" {
+		prefix = backend.DefaultIncomingPrefix
+	}
+	fs.StringVar(&a.prefix, "incoming-prefix", prefix, "AWS: key prefix uploads go under [$"+backend.EnvIncomingPrefix+"]")
+}
+
+// enabled reports whether ingest goes to AWS rather than the local home.
+func (a *awsIngestFlags) enabled() bool { return a.bucket != "" && a.stateMachine != "" }
+
+// ingest uploads each file under the incoming prefix, then registers and
+// starts it exactly as the bucket's event would (same workflow id), so
+// when that event fires too, both converge on one workflow.
+func (a *awsIngestFlags) ingest(ctx context.Context, project string, files []string) ([]ingestResult, error) {
+	cfg, err := backend.LoadAWSConfig(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	clients := backend.NewAWSClients(cfg)
+	b, err := backend.OpenAWSWith(clients, backend.AWSOptions{Table: a.table, Bucket: a.bucket})
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	in := s3ingest.Ingest{
+		Ingester: &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipeline.DefaultDefinition(), Bucket: b.Bucket},
+		Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: a.stateMachine, Repo: b.Repo},
+		Project:  project,
+	}
+	var results []ingestResult
+	for _, path := range files {
+		r, err := a.ingestOne(ctx, b, clients, in, path)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func (a *awsIngestFlags) ingestOne(ctx context.Context, b *backend.Backend, clients backend.AWSClients, in s3ingest.Ingest, path string) (ingestResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ingestResult{}, err
+	}
+	defer f.Close()
+	key := a.prefix + filepath.Base(path)
+	if err := b.Blobs.Put(ctx, key, f); err != nil {
+		return ingestResult{}, fmt.Errorf("upload %s: %w", path, err)
+	}
+	obj, err := s3ingest.Head(ctx, clients.S3, s3ingest.Object{Bucket: a.bucket, Key: key})
+	if err != nil {
+		return ingestResult{}, err
+	}
+	r, err := in.Run(ctx, obj)
+	if err != nil {
+		return ingestResult{}, fmt.Errorf("%s: %w", path, err)
+	}
+	wf := r.Registration.Workflow
+	return ingestResult{File: path, WorkflowID: wf.ID, Status: string(wf.Status), Existing: r.Registration.Existing}, nil
+}
