@@ -23,7 +23,7 @@ var (
 
 // docpipeBinary builds the command once per test binary, for tests that
 // need a real child process to kill.
-func docpipeBinary(t *testing.T) string {
+func docpipeBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "docpipe-bin-*")
