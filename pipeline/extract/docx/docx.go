@@ -1,0 +1,391 @@
+// Package docx extracts text from Word (OOXML) documents: paragraphs,
+// headings and tables of the main document part, streamed through
+// encoding/xml from a zip archive whose decompression is bounded by
+// sniff.Archive.
+//
+// Units are pages when the document has explicit page breaks (a manual
+// break, "page break before", or a next-page section break; Word's
+// w:lastRenderedPageBreak only records where the last layout happened to
+// wrap and is ignored) and no page is unreasonably long; otherwise sections
+// of about limits.MaxSectionChars that start at headings and end at
+// paragraph boundaries. Footnotes, comments, headers and footers are not
+// extracted.
+package docx
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
+	"github.com/docpipe/docpipe/pipeline/sniff"
+)
+
+// pageSlack: pages up to this many times MaxSectionChars stay whole; a
+// longer "page" means the breaks are rare and sections serve better.
+const pageSlack = 4
+
+// Extract returns the text of a DOCX file as pages or sections.
+func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
+	limits = limits.WithDefaults()
+	a, err := sniff.OpenArchive(path, limits)
+	if err != nil {
+		// An encrypted DOCX is a Compound File, not a zip: let the
+		// sniffer say so instead of "corrupt zip".
+		if _, ierr := sniff.Inspect(ctx, path, limits); ierr != nil && pipeline.ErrorName(ierr) != pipeline.ErrorName(err) {
+			return nil, ierr
+		}
+		return nil, err
+	}
+	defer func() { _ = a.Close() }()
+	main, err := sniff.DOCXMainPart(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := a.Open(ctx, main)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rc.Close() }()
+	blocks, hasBreaks, err := parse(rc)
+	if err != nil {
+		return nil, err
+	}
+	return layout(blocks, hasBreaks, limits)
+}
+
+type block struct {
+	text      string
+	heading   bool
+	pageBreak bool
+}
+
+// The two namespaces of WordprocessingML (transitional and strict) and the
+// markup-compatibility namespace whose Fallback repeats Choice content.
+const (
+	nsW       = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+	nsWStrict = "http://purl.oclc.org/ooxml/wordprocessingml/main"
+	nsMC      = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+)
+
+var headingStyle = regexp.MustCompile(`(?i)^(heading\s?[1-9]|title|subtitle)$`)
+
+type para struct {
+	sb          strings.Builder
+	heading     bool
+	breakBefore bool
+	sectBreak   bool
+}
+
+type table struct {
+	rows   [][]string
+	row    []string
+	cell   []string
+	inCell bool
+}
+
+type parser struct {
+	blocks    []block
+	paras     []*para
+	tables    []*table
+	inText    int
+	inPPr     int
+	inSectPr  int
+	hasBreaks bool
+}
+
+func isW(n xml.Name) bool { return n.Space == nsW || n.Space == nsWStrict }
+
+func attr(se xml.StartElement, local string) (string, bool) {
+	for _, a := range se.Attr {
+		if a.Name.Local == local {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
+func onOff(se xml.StartElement) bool {
+	v, ok := attr(se, "val")
+	return !ok || (v != "0" && v != "false" && v != "off")
+}
+
+// parse streams word/document.xml into blocks.
+func parse(r io.Reader) ([]block, bool, error) {
+	d := xml.NewDecoder(r)
+	p := &parser{}
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// Limits and corrupt-entry errors come from the bounded reader
+			// and already say what went wrong.
+			var tooLarge *pipeline.TooLargeError
+			var invalid *pipeline.InvalidDocumentError
+			if errors.As(err, &tooLarge) || errors.As(err, &invalid) ||
+				errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil, false, err
+			}
+			return nil, false, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("document body is not valid XML: %v", err)}
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if err := p.start(d, t); err != nil {
+				return nil, false, err
+			}
+		case xml.EndElement:
+			p.end(t)
+		case xml.CharData:
+			if p.inText > 0 && len(p.paras) > 0 {
+				p.top().sb.Write(t)
+			}
+		}
+	}
+	return p.blocks, p.hasBreaks, nil
+}
+
+func (p *parser) top() *para { return p.paras[len(p.paras)-1] }
+
+func (p *parser) inCell() bool { return len(p.tables) > 0 && p.tables[len(p.tables)-1].inCell }
+
+func (p *parser) write(s string) {
+	if len(p.paras) > 0 {
+		p.top().sb.WriteString(s)
+	}
+}
+
+func (p *parser) start(d *xml.Decoder, se xml.StartElement) error {
+	if se.Name.Space == nsMC && se.Name.Local == "Fallback" {
+		return d.Skip()
+	}
+	if !isW(se.Name) {
+		return nil
+	}
+	switch se.Name.Local {
+	case "moveFrom": // moved text also appears, live, at its destination
+		return d.Skip()
+	case "p":
+		p.paras = append(p.paras, &para{})
+	case "pPr":
+		p.inPPr++
+	case "sectPr":
+		p.inSectPr++
+		if p.inPPr > 0 && len(p.paras) > 0 {
+			p.top().sectBreak = true // the default section type starts a new page
+		}
+	case "type":
+		if p.inSectPr > 0 && p.inPPr > 0 && len(p.paras) > 0 {
+			v, _ := attr(se, "val")
+			p.top().sectBreak = v == "" || v == "nextPage" || v == "oddPage" || v == "evenPage"
+		}
+	case "pStyle":
+		if p.inPPr > 0 && p.inSectPr == 0 && len(p.paras) > 0 {
+			v, _ := attr(se, "val")
+			if headingStyle.MatchString(v) {
+				p.top().heading = true
+			}
+		}
+	case "outlineLvl":
+		if p.inPPr > 0 && p.inSectPr == 0 && len(p.paras) > 0 {
+			if v, _ := attr(se, "val"); len(v) == 1 && v[0] >= '0' && v[0] <= '8' {
+				p.top().heading = true
+			}
+		}
+	case "pageBreakBefore":
+		if p.inPPr > 0 && len(p.paras) > 0 && onOff(se) {
+			p.top().breakBefore = true
+		}
+	case "t":
+		p.inText++
+	case "tab":
+		if p.inPPr == 0 { // inside pPr, w:tabs/w:tab are tab stops
+			p.write("\t")
+		}
+	case "br":
+		if v, _ := attr(se, "type"); v == "page" && len(p.paras) == 1 && !p.inCell() {
+			p.pageBreak()
+		} else {
+			p.write("\n")
+		}
+	case "cr":
+		p.write("\n")
+	case "noBreakHyphen":
+		p.write("-")
+	case "tbl":
+		p.tables = append(p.tables, &table{})
+	case "tr":
+		if len(p.tables) > 0 {
+			p.tables[len(p.tables)-1].row = nil
+		}
+	case "tc":
+		if len(p.tables) > 0 {
+			t := p.tables[len(p.tables)-1]
+			t.inCell, t.cell = true, nil
+		}
+	}
+	return nil
+}
+
+func (p *parser) end(ee xml.EndElement) {
+	if !isW(ee.Name) {
+		return
+	}
+	switch ee.Name.Local {
+	case "t":
+		if p.inText > 0 {
+			p.inText--
+		}
+	case "pPr":
+		if p.inPPr > 0 {
+			p.inPPr--
+		}
+		if p.inPPr == 0 && len(p.paras) == 1 && !p.inCell() && p.top().breakBefore {
+			p.emitBreak()
+		}
+	case "sectPr":
+		if p.inSectPr > 0 {
+			p.inSectPr--
+		}
+	case "p":
+		if len(p.paras) == 0 {
+			return
+		}
+		para := p.top()
+		p.paras = p.paras[:len(p.paras)-1]
+		text := clean(para.sb.String())
+		if p.inCell() {
+			if text != "" {
+				t := p.tables[len(p.tables)-1]
+				t.cell = append(t.cell, text)
+			}
+			return
+		}
+		if text != "" {
+			p.blocks = append(p.blocks, block{text: text, heading: para.heading})
+		}
+		if para.sectBreak && len(p.paras) == 0 {
+			p.emitBreak()
+		}
+	case "tc":
+		if len(p.tables) > 0 {
+			t := p.tables[len(p.tables)-1]
+			t.row = append(t.row, strings.Join(t.cell, " "))
+			t.inCell, t.cell = false, nil
+		}
+	case "tr":
+		if len(p.tables) > 0 {
+			t := p.tables[len(p.tables)-1]
+			if strings.TrimSpace(strings.Join(t.row, "")) != "" {
+				t.rows = append(t.rows, t.row)
+			}
+			t.row = nil
+		}
+	case "tbl":
+		if len(p.tables) == 0 {
+			return
+		}
+		t := p.tables[len(p.tables)-1]
+		p.tables = p.tables[:len(p.tables)-1]
+		if p.inCell() { // a nested table flattens into its cell
+			outer := p.tables[len(p.tables)-1]
+			for _, row := range t.rows {
+				outer.cell = append(outer.cell, strings.Join(row, " "))
+			}
+			return
+		}
+		lines := make([]string, len(t.rows))
+		for i, row := range t.rows {
+			lines[i] = strings.Join(row, "\t")
+		}
+		if text := strings.Join(lines, "\n"); text != "" {
+			p.blocks = append(p.blocks, block{text: text})
+		}
+	}
+}
+
+// pageBreak ends the text before a manual page break as its own block.
+func (p *parser) pageBreak() {
+	para := p.top()
+	if text := clean(para.sb.String()); text != "" {
+		p.blocks = append(p.blocks, block{text: text, heading: para.heading})
+	}
+	para.sb.Reset()
+	p.emitBreak()
+}
+
+func (p *parser) emitBreak() {
+	p.hasBreaks = true
+	if n := len(p.blocks); n > 0 && p.blocks[n-1].pageBreak {
+		return // an empty page carries nothing
+	}
+	p.blocks = append(p.blocks, block{pageBreak: true})
+}
+
+// clean trims a paragraph and folds whitespace inside table cells' lines.
+func clean(s string) string {
+	s = strings.TrimSpace(plaintext.Clean(s))
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func layout(blocks []block, hasBreaks bool, limits extract.Limits) ([]extract.Unit, error) {
+	if hasBreaks {
+		var pages []string
+		var cur []string
+		flush := func() {
+			if len(cur) > 0 {
+				pages = append(pages, strings.Join(cur, "\n\n"))
+				cur = nil
+			}
+		}
+		fits := true
+		for _, b := range blocks {
+			if b.pageBreak {
+				flush()
+				continue
+			}
+			cur = append(cur, b.text)
+		}
+		flush()
+		for _, pg := range pages {
+			if utf8.RuneCountInString(pg) > pageSlack*limits.MaxSectionChars {
+				fits = false
+				break
+			}
+		}
+		if fits {
+			if len(pages) > limits.MaxPages {
+				return nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("document has %d pages, over the limit of %d", len(pages), limits.MaxPages)}
+			}
+			units := make([]extract.Unit, len(pages))
+			for i, pg := range pages {
+				units[i] = extract.Unit{Index: i + 1, Kind: "page", Text: pg}
+			}
+			return units, nil
+		}
+	}
+	s := plaintext.NewSplitter("section", limits)
+	for _, b := range blocks {
+		switch {
+		case b.pageBreak:
+			s.Break()
+		case b.heading:
+			s.Heading(b.text)
+		default:
+			s.Block(b.text)
+		}
+	}
+	return s.Units()
+}

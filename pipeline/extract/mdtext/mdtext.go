@@ -1,0 +1,225 @@
+// Package mdtext extracts plain text from Markdown (CommonMark with the
+// GitHub extensions, so tables do not leak pipes). The rendering rules:
+//
+//   - headings, paragraphs and code blocks keep their text; every heading
+//     starts a new section;
+//   - each list item is one line (nested lists follow as further lines);
+//   - table cells are separated by tabs, rows by newlines;
+//   - links and images keep their text (alt text for images) and drop the
+//     URL, except that a mailto: address the text does not show is kept in
+//     parentheses, so contacts survive; autolinks keep their URL as text;
+//   - inline and block HTML keep only their text.
+package mdtext
+
+import (
+	"context"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+	"golang.org/x/net/html"
+
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
+	"github.com/docpipe/docpipe/pipeline/sniff"
+)
+
+var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+// Extract reads a Markdown file (any encoding sniff recognises) and
+// returns its sections.
+func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
+	limits = limits.WithDefaults()
+	b, err := sniff.ReadFile(path, limits)
+	if err != nil {
+		return nil, err
+	}
+	src, _ := plaintext.Decode(b)
+	return ExtractString(ctx, src, limits)
+}
+
+// ExtractString is Extract over decoded Markdown source.
+func ExtractString(ctx context.Context, src string, limits extract.Limits) ([]extract.Unit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	source := []byte(src)
+	doc := md.Parser().Parse(text.NewReader(source))
+	r := &renderer{ctx: ctx, src: source, s: plaintext.NewSplitter("section", limits)}
+	r.block(doc)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.s.Units()
+}
+
+type renderer struct {
+	ctx    context.Context
+	src    []byte
+	s      *plaintext.Splitter
+	blocks int
+	err    error
+}
+
+func (r *renderer) block(n ast.Node) {
+	if r.err != nil {
+		return
+	}
+	if r.blocks++; r.blocks%1024 == 0 {
+		if r.err = r.ctx.Err(); r.err != nil {
+			return
+		}
+	}
+	switch n := n.(type) {
+	case *ast.Heading:
+		r.s.Heading(r.inline(n))
+	case *ast.Paragraph, *ast.TextBlock:
+		r.s.Block(r.inline(n))
+	case *ast.List:
+		r.s.Block(strings.Join(r.listLines(n), "\n"))
+	case *ast.FencedCodeBlock, *ast.CodeBlock:
+		r.s.Block(r.lines(n))
+	case *ast.HTMLBlock:
+		r.s.Block(htmlText(r.lines(n)))
+	case *east.Table:
+		r.s.Block(r.table(n))
+	case *ast.ThematicBreak:
+	default: // document, blockquote
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			r.block(c)
+		}
+	}
+}
+
+// lines returns a block's raw lines (code, HTML).
+func (r *renderer) lines(n ast.Node) string {
+	var sb strings.Builder
+	lines := n.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		sb.Write(seg.Value(r.src))
+	}
+	if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
+		sb.Write(h.ClosureLine.Value(r.src))
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}
+
+func (r *renderer) listLines(list *ast.List) []string {
+	var out []string
+	for item := list.FirstChild(); item != nil; item = item.NextSibling() {
+		var parts []string
+		var nested []string
+		for c := item.FirstChild(); c != nil; c = c.NextSibling() {
+			switch c := c.(type) {
+			case *ast.List:
+				nested = append(nested, r.listLines(c)...)
+			case *ast.Paragraph, *ast.TextBlock, *ast.Heading:
+				parts = append(parts, r.inline(c))
+			case *ast.FencedCodeBlock, *ast.CodeBlock:
+				nested = append(nested, r.lines(c))
+			case *east.Table:
+				nested = append(nested, r.table(c))
+			case *ast.HTMLBlock:
+				parts = append(parts, htmlText(r.lines(c)))
+			default: // blockquote inside an item
+				var sub strings.Builder
+				for g := c.FirstChild(); g != nil; g = g.NextSibling() {
+					sub.WriteString(r.inline(g))
+					sub.WriteByte(' ')
+				}
+				parts = append(parts, strings.TrimSpace(sub.String()))
+			}
+		}
+		if line := strings.TrimSpace(strings.Join(parts, " ")); line != "" {
+			out = append(out, line)
+		}
+		out = append(out, nested...)
+	}
+	return out
+}
+
+func (r *renderer) table(t *east.Table) string {
+	var rows []string
+	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
+		var cells []string
+		for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
+			cells = append(cells, strings.TrimSpace(r.inline(cell)))
+		}
+		rows = append(rows, strings.Join(cells, "\t"))
+	}
+	return strings.Join(rows, "\n")
+}
+
+// inline renders the inline content of a node as plain text.
+func (r *renderer) inline(n ast.Node) string {
+	var sb strings.Builder
+	r.inlineTo(&sb, n)
+	return strings.TrimSpace(sb.String())
+}
+
+func (r *renderer) inlineTo(sb *strings.Builder, n ast.Node) {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *ast.Text:
+			sb.Write(c.Value(r.src))
+			switch {
+			case c.HardLineBreak():
+				sb.WriteByte('\n')
+			case c.SoftLineBreak():
+				sb.WriteByte(' ')
+			}
+		case *ast.String:
+			sb.Write(c.Value)
+		case *ast.AutoLink:
+			sb.Write(c.Label(r.src))
+		case *ast.RawHTML:
+			// inline tags carry no text of their own
+		case *ast.Link:
+			start := sb.Len()
+			r.inlineTo(sb, c)
+			dest := string(c.Destination)
+			if addr, ok := strings.CutPrefix(dest, "mailto:"); ok && addr != "" &&
+				!strings.Contains(sb.String()[start:], addr) {
+				sb.WriteString(" (" + addr + ")")
+			}
+		case *east.TaskCheckBox:
+			if c.IsChecked {
+				sb.WriteString("[x] ")
+			} else {
+				sb.WriteString("[ ] ")
+			}
+		default: // emphasis, code spans, strikethrough, images (alt text)
+			r.inlineTo(sb, c)
+		}
+	}
+}
+
+// htmlText keeps the text of an HTML fragment embedded in Markdown.
+func htmlText(fragment string) string {
+	z := html.NewTokenizer(strings.NewReader(fragment))
+	var sb strings.Builder
+	skip := 0
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return strings.Join(strings.Fields(sb.String()), " ")
+		case html.TextToken:
+			if skip == 0 {
+				sb.Write(z.Text())
+				sb.WriteByte(' ')
+			}
+		case html.StartTagToken:
+			if name, _ := z.TagName(); string(name) == "script" || string(name) == "style" {
+				skip++
+			}
+		case html.EndTagToken:
+			if name, _ := z.TagName(); (string(name) == "script" || string(name) == "style") && skip > 0 {
+				skip--
+			}
+		}
+	}
+}

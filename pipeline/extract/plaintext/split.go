@@ -1,0 +1,158 @@
+package plaintext
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract"
+)
+
+// Splitter groups blocks of text (paragraphs, tables, lists, code) into
+// sections of about limits.MaxSectionChars characters, in order. A block is
+// never cut unless it alone is longer than a section; then it is cut at
+// line breaks, else between words, and only a single run of text without
+// spaces longer than a section is cut mid-word. Blocks inside a section are
+// separated by a blank line.
+//
+// The flowing-text extractors (plain text, Markdown, HTML, DOCX) share it
+// so that their sections look alike.
+type Splitter struct {
+	max      int
+	maxUnits int
+	kind     string
+	cur      []string
+	curLen   int // in runes, including separators
+	curBody  bool
+	units    []extract.Unit
+	err      error
+}
+
+const blockSep = "\n\n"
+
+// NewSplitter returns a Splitter for units of the given kind ("section" or
+// "page"), bounded by limits.MaxSectionChars and limits.MaxPages.
+func NewSplitter(kind string, limits extract.Limits) *Splitter {
+	limits = limits.WithDefaults()
+	return &Splitter{max: limits.MaxSectionChars, maxUnits: limits.MaxPages, kind: kind}
+}
+
+// Block adds a block of body text. Blank lines around it and trailing
+// spaces are dropped; the indentation of its first line is kept (code).
+func (s *Splitter) Block(text string) {
+	text = strings.TrimLeft(strings.TrimRight(text, " \t\n"), "\n")
+	if strings.TrimSpace(text) == "" || s.err != nil {
+		return
+	}
+	s.add(text)
+	s.curBody = true
+}
+
+// Heading starts a new section with a heading line, unless the current
+// section holds nothing but headings (a title and its subtitle stay
+// together with the text that follows them).
+func (s *Splitter) Heading(text string) {
+	text = strings.TrimSpace(text)
+	if text == "" || s.err != nil {
+		return
+	}
+	if s.curBody {
+		s.Break()
+	}
+	s.add(text)
+}
+
+// Break ends the current section; the next block starts a new one. Breaks
+// with nothing in between do not make empty units.
+func (s *Splitter) Break() {
+	if s.err != nil || len(s.cur) == 0 {
+		return
+	}
+	s.emit(strings.Join(s.cur, blockSep))
+	s.cur, s.curLen, s.curBody = s.cur[:0], 0, false
+}
+
+// Units ends the last section and returns all of them, 1-based. The error
+// is a TooLargeError when there would be more than limits.MaxPages units.
+func (s *Splitter) Units() ([]extract.Unit, error) {
+	s.Break()
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.units == nil {
+		return []extract.Unit{}, nil
+	}
+	return s.units, nil
+}
+
+// Len is the number of units emitted so far.
+func (s *Splitter) Len() int { return len(s.units) }
+
+func (s *Splitter) add(text string) {
+	n := utf8.RuneCountInString(text)
+	sep := 0
+	if len(s.cur) > 0 {
+		sep = len(blockSep)
+	}
+	if len(s.cur) > 0 && s.curLen+sep+n > s.max {
+		s.Break()
+		sep = 0
+	}
+	if n <= s.max {
+		s.cur = append(s.cur, text)
+		s.curLen += sep + n
+		return
+	}
+	// One block larger than a section: its pieces fill sections of their own.
+	s.Break()
+	pieces := cut(text, s.max)
+	for _, p := range pieces[:len(pieces)-1] {
+		s.emit(p)
+	}
+	last := pieces[len(pieces)-1]
+	s.cur = append(s.cur, last)
+	s.curLen = utf8.RuneCountInString(last)
+}
+
+func (s *Splitter) emit(text string) {
+	if s.err != nil {
+		return
+	}
+	if len(s.units) >= s.maxUnits {
+		s.err = &pipeline.TooLargeError{Reason: fmt.Sprintf("document has more than %d %ss", s.maxUnits, s.kind)}
+		return
+	}
+	s.units = append(s.units, extract.Unit{Index: len(s.units) + 1, Kind: s.kind, Text: text})
+}
+
+// cut splits text longer than max runes into pieces of at most max runes,
+// preferring line breaks, then spaces, then any rune boundary.
+func cut(text string, max int) []string {
+	var out []string
+	for utf8.RuneCountInString(text) > max {
+		// byte offset of the rune just past max runes
+		limit := 0
+		for i := 0; i < max; i++ {
+			_, size := utf8.DecodeRuneInString(text[limit:])
+			limit += size
+		}
+		// A line break in the first half would leave a stub piece.
+		at := strings.LastIndexByte(text[:limit+1], '\n')
+		if at < limit/2 {
+			at = strings.LastIndexFunc(text[:limit+1], unicode.IsSpace)
+		}
+		if at <= 0 {
+			at = limit
+		}
+		if p := strings.TrimSpace(text[:at]); p != "" {
+			out = append(out, p)
+		}
+		text = strings.TrimSpace(text[at:])
+	}
+	if text != "" || len(out) == 0 {
+		out = append(out, text)
+	}
+	return out
+}

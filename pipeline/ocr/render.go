@@ -1,0 +1,95 @@
+package ocr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+// Renderer turns one PDF page into a PNG with `pdftoppm -r DPI -f N -l N
+// -png`. Safe for concurrent use.
+type Renderer struct {
+	Binary  string        // command name or path; default "pdftoppm"
+	DPI     int           // default 150: enough for tesseract on body text
+	Timeout time.Duration // per page; default 2 minutes
+
+	once   sync.Once
+	ok     bool
+	reason string
+}
+
+var defaultRenderer = &Renderer{}
+
+// RenderPDFPage renders page (1-based) of a PDF into outDir with the
+// default Renderer and returns the PNG's path.
+func RenderPDFPage(ctx context.Context, pdfPath string, page int, outDir string) (string, error) {
+	return defaultRenderer.Render(ctx, pdfPath, page, outDir)
+}
+
+// Available reports whether pdftoppm can be run, and why not.
+func (r *Renderer) Available() (bool, string) {
+	r.once.Do(func() {
+		if _, err := exec.LookPath(cmp(r.Binary, "pdftoppm")); err != nil {
+			r.reason = ReasonNoPdftoppm
+			return
+		}
+		r.ok = true
+	})
+	return r.ok, r.reason
+}
+
+// Render writes page-NNNNNN.png into outDir. A page past the end of the
+// document or an unreadable PDF is an InvalidDocumentError, a PDF that
+// needs a password a PasswordProtectedError.
+func (r *Renderer) Render(ctx context.Context, pdfPath string, page int, outDir string) (string, error) {
+	if page < 1 {
+		return "", &pipeline.InvalidInputError{Reason: fmt.Sprintf("page %d: pages count from 1", page)}
+	}
+	if ok, reason := r.Available(); !ok {
+		return "", &UnavailableError{Reason: reason}
+	}
+	abs, err := filepath.Abs(pdfPath)
+	if err != nil {
+		return "", err
+	}
+	dpi := r.DPI
+	if dpi <= 0 {
+		dpi = 150
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	prefix := filepath.Join(outDir, fmt.Sprintf("page-%06d", page))
+	n := strconv.Itoa(page)
+	_, stderr, err := run(ctx, timeout, cmp(r.Binary, "pdftoppm"),
+		[]string{"-r", strconv.Itoa(dpi), "-f", n, "-l", n, "-png", "-singlefile", abs, prefix}, nil)
+	if err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			return "", fmt.Errorf("ocr: render page %d: %w", page, err)
+		}
+		msg := firstLine(stderr)
+		switch {
+		case strings.Contains(stderr, "Incorrect password"):
+			return "", &pipeline.PasswordProtectedError{Reason: "the PDF needs a password to render"}
+		case strings.Contains(stderr, "Wrong page range"):
+			return "", &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("page %d does not exist: %s", page, msg)}
+		}
+		return "", &pipeline.InvalidDocumentError{Reason: "pdftoppm cannot render the PDF: " + msg}
+	}
+	out := prefix + ".png"
+	if _, err := os.Stat(out); err != nil {
+		return "", &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("pdftoppm wrote no image for page %d: %s", page, firstLine(stderr))}
+	}
+	return out, nil
+}
