@@ -1,0 +1,57 @@
+// Package awsapi is the one list of AWS API operations each binary calls,
+// from which the IAM policies of the deployment are written: every function
+// gets exactly the actions its code can reach. A test derives the
+// operations from the code and fails when a list is missing one or names
+// one no longer called.
+package awsapi
+
+import (
+	"slices"
+	"strings"
+)
+
+// Operations are "service:Operation" with the SDK's operation names.
+var (
+	// Steps is cmd/steps in Lambda mode: the step handlers on DynamoDB and S3.
+	Steps = []string{
+		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem",
+		"dynamodb:DeleteItem",
+		"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
+		"s3:GetObject", "s3:HeadObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
+	}
+	// Worker is `steps worker`: the step handlers plus the activity API.
+	Worker = append(slices.Clone(Steps),
+		"states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess")
+	// Ingest is cmd/ingest: register, start, reconcile.
+	Ingest = []string{
+		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem",
+		"s3:GetObject", "s3:HeadObject",
+		"states:DescribeExecution", "states:StartExecution",
+	}
+)
+
+// iamActions maps operations whose IAM action has another name.
+var iamActions = map[string][]string{
+	"s3:HeadObject":              {"s3:GetObject"},
+	"s3:ListObjectsV2":           {"s3:ListBucket"},
+	"s3:CreateMultipartUpload":   {"s3:PutObject"},
+	"s3:UploadPart":              {"s3:PutObject"},
+	"s3:CompleteMultipartUpload": {"s3:PutObject"},
+	// A transaction is authorized item by item.
+	"dynamodb:TransactWriteItems": {"dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
+	"dynamodb:TransactGetItems":   {"dynamodb:GetItem"},
+}
+
+// IAMActions returns the sorted, distinct IAM actions that allow ops.
+func IAMActions(ops []string) []string {
+	var out []string
+	for _, op := range ops {
+		if a, ok := iamActions[op]; ok {
+			out = append(out, a...)
+			continue
+		}
+		out = append(out, op)
+	}
+	slices.SortFunc(out, strings.Compare)
+	return slices.Compact(out)
+}

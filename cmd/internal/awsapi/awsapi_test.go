@@ -1,0 +1,167 @@
+package awsapi
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The test derives each binary's operations from source: in every package
+// the binary links from this module (and the SDK's feature packages, such as
+// the S3 upload manager, that call services on our behalf), any reference
+// to a service's <Operation>Input type is a call of that operation, however
+// it is made (direct, through an interface, a paginator or a waiter).
+// Package granularity over-approximates: deployment helpers compiled into a
+// driver package but never run by a function are listed in notRun.
+
+var services = map[string]string{
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb": "dynamodb",
+	"github.com/aws/aws-sdk-go-v2/service/s3":       "s3",
+	"github.com/aws/aws-sdk-go-v2/service/sfn":      "states",
+}
+
+// notRun are operations of table/bucket/state machine set-up helpers that
+// live in linked packages but are only called by tests and dev tooling.
+var notRun = []string{
+	"dynamodb:CreateTable", "dynamodb:DeleteTable", "dynamodb:DescribeTable", "dynamodb:UpdateTimeToLive",
+	"dynamodb:DescribeTimeToLive", "s3:HeadBucket", "s3:CreateBucket", "s3:DeleteBucket", "s3:DeleteObjects", "s3:ListObjectVersions",
+	"states:CreateStateMachine", "states:UpdateStateMachine", "states:ListStateMachines", "states:CreateActivity",
+}
+
+// ingestLinkedNotCalled are operations of packages cmd/ingest links whole
+// (the sfn package's worker and executor, the S3 blob store's writes) but
+// whose calling functions the ingest path never runs: it only registers
+// (reads the upload, writes the table) and starts.
+var ingestLinkedNotCalled = []string{
+	"states:StopExecution", "states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess",
+	"dynamodb:DeleteItem", "s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload",
+	"s3:DeleteObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
+}
+
+type goPackage struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Module     *struct{ Path string }
+}
+
+func linkedPackages(t *testing.T, pkg string) []goPackage {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-json", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []goPackage
+	for dec.More() {
+		var p goPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Module == nil {
+			continue
+		}
+		if p.Module.Path == "github.com/docpipe/docpipe" || strings.HasPrefix(p.ImportPath, "github.com/aws/aws-sdk-go-v2/feature/") {
+			pkgs = append(pkgs, p)
+		}
+	}
+	return pkgs
+}
+
+// operations scans packages for <svc>.<Op>Input references.
+func operations(t *testing.T, pkgs []goPackage) map[string][]string {
+	t.Helper()
+	found := map[string][]string{} // op → packages
+	fset := token.NewFileSet()
+	for _, p := range pkgs {
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			aliases := map[string]string{}
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				svc, ok := services[path]
+				if !ok {
+					continue
+				}
+				local := filepath.Base(path)
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+				aliases[local] = svc
+			}
+			if len(aliases) == 0 {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				id, ok := sel.X.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				svc, ok := aliases[id.Name]
+				if !ok {
+					return true
+				}
+				if op, ok := strings.CutSuffix(sel.Sel.Name, "Input"); ok && op != "" && ast.IsExported(op) {
+					key := svc + ":" + op
+					if !slices.Contains(found[key], p.ImportPath) {
+						found[key] = append(found[key], p.ImportPath)
+					}
+				}
+				return true
+			})
+		}
+	}
+	return found
+}
+
+func checkBinary(t *testing.T, pkg string, listed []string) {
+	pkgs := linkedPackages(t, pkg)
+	found := operations(t, pkgs)
+	if len(found) == 0 {
+		t.Fatalf("%s: no AWS operations found; the scan is broken", pkg)
+	}
+	for op, where := range found {
+		if slices.Contains(notRun, op) {
+			continue
+		}
+		if !slices.Contains(listed, op) {
+			t.Errorf("%s calls %s (in %v) but its list does not name it", pkg, op, where)
+		}
+	}
+	for _, op := range listed {
+		if _, ok := found[op]; !ok {
+			t.Errorf("%s's list names %s, which no linked package calls: remove it", pkg, op)
+		}
+	}
+}
+
+func TestOperationLists(t *testing.T) {
+	t.Parallel()
+	// The Lambda and the worker are one binary; the worker alone calls the
+	// activity API, from the sfn package's worker.
+	checkBinary(t, "github.com/docpipe/docpipe/cmd/steps", append(slices.Clone(Worker), "states:DescribeExecution", "states:StartExecution", "states:StopExecution"))
+	checkBinary(t, "github.com/docpipe/docpipe/cmd/ingest", append(slices.Clone(Ingest), ingestLinkedNotCalled...))
+}
+
+func TestIAMActions(t *testing.T) {
+	t.Parallel()
+	got := IAMActions([]string{"s3:HeadObject", "s3:GetObject", "dynamodb:TransactWriteItems", "states:StartExecution"})
+	want := []string{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "s3:GetObject", "states:StartExecution"}
+	if !slices.Equal(got, want) {
+		t.Errorf("IAMActions = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,127 @@
+// Package s3ingest turns an object in the bucket into a started workflow.
+// The S3-event Lambda (cmd/ingest) and `docpipe ingest` on AWS share it, so
+// both derive the same workflow id for the same object and converge on one
+// workflow when both see the upload.
+package s3ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+// Object identifies one version of an uploaded object.
+type Object struct {
+	Bucket string
+	Key    string
+	// VersionID is set in versioned buckets; ETag otherwise tells versions
+	// apart.
+	VersionID string
+	ETag      string
+	// LastModified is the object's Last-Modified, at S3's one-second
+	// resolution: the time part of the workflow id.
+	LastModified time.Time
+}
+
+// WorkflowID derives the workflow id of an object version. The time part
+// is Last-Modified (seconds), which the bucket notification path and the
+// uploader both read the same way with HeadObject; event timestamps differ
+// between S3 notifications, EventBridge and the client, so they are not used.
+func WorkflowID(o Object) string {
+	return pipeline.DeterministicID(o.LastModified.UTC().Truncate(time.Second), o.Bucket, o.Key, o.version())
+}
+
+func (o Object) version() string {
+	if o.VersionID != "" && o.VersionID != "null" {
+		return "v:" + o.VersionID
+	}
+	return "e:" + NormalizeETag(o.ETag)
+}
+
+// NormalizeETag removes the quotes HeadObject puts around an ETag (S3 event
+// notifications carry it bare).
+func NormalizeETag(etag string) string { return strings.Trim(etag, `"`) }
+
+// HeadAPI is the one S3 call Head makes.
+type HeadAPI interface {
+	HeadObject(ctx context.Context, in *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
+}
+
+// Head completes o with its Last-Modified (and version and ETag when o does
+// not name them) from HeadObject. It asks for o's version when known, so a
+// later overwrite of the key does not change the answer.
+func Head(ctx context.Context, api HeadAPI, o Object) (Object, error) {
+	in := &s3.HeadObjectInput{Bucket: aws.String(o.Bucket), Key: aws.String(o.Key)}
+	if o.VersionID != "" && o.VersionID != "null" {
+		in.VersionId = aws.String(o.VersionID)
+	}
+	out, err := api.HeadObject(ctx, in)
+	if err != nil {
+		return Object{}, fmt.Errorf("head s3://%s/%s: %w", o.Bucket, o.Key, err)
+	}
+	if out.LastModified == nil {
+		return Object{}, fmt.Errorf("head s3://%s/%s: no Last-Modified", o.Bucket, o.Key)
+	}
+	o.LastModified = *out.LastModified
+	if o.VersionID == "" {
+		o.VersionID = aws.ToString(out.VersionId)
+	}
+	if o.ETag == "" {
+		o.ETag = NormalizeETag(aws.ToString(out.ETag))
+	}
+	return o, nil
+}
+
+// Ingest registers the object as a document of project and starts its
+// workflow. Registering or starting the same object again does nothing new
+// and reports Existing.
+type Ingest struct {
+	Ingester *pipeline.Ingester
+	Executor pipeline.Executor
+	Project  string
+}
+
+// Result is what one ingest did.
+type Result struct {
+	Registration pipeline.Registration
+	ExecutionID  string
+}
+
+// Run registers and starts o (which must carry LastModified; see Head).
+func (in Ingest) Run(ctx context.Context, o Object) (Result, error) {
+	if o.LastModified.IsZero() {
+		return Result{}, errors.New("s3ingest: object has no Last-Modified")
+	}
+	name := o.Key
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	if err := in.Ingester.EnsureProject(ctx, in.Project, in.Project); err != nil {
+		return Result{}, err
+	}
+	reg, err := in.Ingester.Register(ctx, pipeline.IngestRequest{
+		ProjectID: in.Project, FileName: name, FileURI: "s3://" + o.Bucket + "/" + o.Key,
+		BlobKey: o.Key, WorkflowID: WorkflowID(o),
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	// Start even an existing registration: an earlier delivery may have
+	// registered and then failed to start. Starting twice starts nothing.
+	var execID string
+	if reg.Workflow.Status == pipeline.WorkflowPending || !reg.Existing {
+		if execID, err = in.Executor.Start(ctx, in.Ingester.ExecutionInput(reg)); err != nil {
+			return Result{Registration: reg}, err
+		}
+	} else {
+		execID = reg.Workflow.ExecutionID
+	}
+	return Result{Registration: reg, ExecutionID: execID}, nil
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+// TestLambdaPayloads round-trips every testdata payload through the
+// Lambda handler: the step input decodes and re-encodes unchanged, and the
+// handler registered for its step receives it.
+func TestLambdaPayloads(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob("testdata/*.json")
+	if len(files) == 0 {
+		t.Fatal("no testdata")
+	}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in pipeline.StepInput
+		if err := json.Unmarshal(raw, &in); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		again, _ := json.Marshal(in)
+		if !bytes.Equal(again, bytes.TrimSpace(raw)) {
+			t.Errorf("%s: round trip\n got %s\nwant %s", file, again, raw)
+		}
+		reg := pipeline.NewRegistry()
+		reg.Register(in.Step, pipeline.HandlerFunc(func(_ context.Context, p []byte) ([]byte, error) {
+			var got pipeline.StepInput
+			if err := json.Unmarshal(p, &got); err != nil || !reflect.DeepEqual(got, in) {
+				t.Errorf("%s: handler got %s", file, p)
+			}
+			return json.Marshal(pipeline.StepOutput{Step: got.Step})
+		}))
+		out, err := lambda.NewHandler(lambdaHandler(reg)).Invoke(t.Context(), raw)
+		if err != nil || string(out) != `{"step":"`+in.Step+`"}` {
+			t.Errorf("%s: %s, %v", file, out, err)
+		}
+	}
+}
+
+// TestLambdaErrorTypes: Lambda reports the error's Go type name as
+// errorType, which must be the ASL error name Retry and Catch match.
+func TestLambdaErrorTypes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&pipeline.TransientError{Reason: "throttled"}, pipeline.ErrNameTransient},
+		{errors.Join(errors.New("ctx"), &pipeline.TooLargeError{Reason: "pages"}), pipeline.ErrNameTooLarge},
+		{errors.New("boom"), pipeline.ErrNameUnexpected},
+		{context.DeadlineExceeded, pipeline.ErrNameTransient},
+	} {
+		h := lambdaHandler(pipeline.HandlerFunc(func(context.Context, []byte) ([]byte, error) { return nil, tc.err }))
+		_, err := h(t.Context(), json.RawMessage(`{"step":"x"}`))
+		typ := reflect.TypeOf(err)
+		if typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		if typ.Name() != tc.want {
+			t.Errorf("%v: errorType %s, want %s", tc.err, typ.Name(), tc.want)
+		}
+	}
+}
+
+func TestWorkerConfig(t *testing.T) {
+	t.Parallel()
+	arns, err := activityARNs("docpipe-", "arn:aws:states:eu-west-1:111122223333:stateMachine:docpipe", "segment_prep, finalize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"arn:aws:states:eu-west-1:111122223333:activity:docpipe-segment_prep", "arn:aws:states:eu-west-1:111122223333:activity:docpipe-finalize"}
+	if !reflect.DeepEqual(arns, want) {
+		t.Errorf("arns %v", arns)
+	}
+	if _, err := activityARNs("docpipe-", "", "finalize"); err == nil {
+		t.Error("name prefix without a state machine ARN accepted")
+	}
+	if _, err := activityARNs("arn:aws:states:eu-west-1:1:activity:p-", "", "nope"); err == nil || !strings.Contains(err.Error(), "unknown step") {
+		t.Errorf("unknown step: %v", err)
+	}
+	all, err := activityARNs("arn:aws:states:eu-west-1:1:activity:p-", "", strings.Join(allSteps(), ","))
+	if err != nil || len(all) != len(pipeline.DefaultDefinition().Stages)+2 {
+		t.Errorf("all steps: %d, %v", len(all), err)
+	}
+	var buf bytes.Buffer
+	if _, err := parseWorkerFlags([]string{"--heartbeat=90s"}, func(string) string { return "" }, &buf); err == nil {
+		t.Error("heartbeat above HeartbeatSeconds accepted")
+	}
+}
