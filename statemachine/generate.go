@@ -26,16 +26,30 @@ const (
 	// ModeActivity hands tasks to Step Functions activities served by
 	// `steps worker`; ${activity_arn_prefix} is filled in at deploy.
 	ModeActivity Mode = "activity"
+	// ModeQueue sends each task, with its task token, to an SQS queue that
+	// `steps worker --queue` serves (the callback pattern). It runs
+	// unchanged on AWS, LocalStack and moto, whose engine cannot hand out
+	// activity tasks. ${task_queue_url} is filled in at deploy.
+	ModeQueue Mode = "queue"
 )
 
 // Modes lists every mode, in the order definitions are committed.
-var Modes = []Mode{ModeLocal, ModeLambda, ModeActivity}
+var Modes = []Mode{ModeLocal, ModeLambda, ModeActivity, ModeQueue}
 
 // Template variables that deployments fill in (Terraform templatefile syntax).
 const (
 	VarStepsFunctionARN  = "steps_function_arn"
 	VarActivityARNPrefix = "activity_arn_prefix"
+	VarTaskQueueURL      = "task_queue_url"
 )
+
+// QueueTaskTokenField is the field of a queue-mode message body holding
+// the task token the worker reports back with.
+const QueueTaskTokenField = "task_token"
+
+// TaskHeartbeatSeconds is how long a worker-served task (activity or
+// queue) may go without a heartbeat before Step Functions retries it.
+const TaskHeartbeatSeconds = 60
 
 // State names the generator adds around the stages.
 const (
@@ -74,7 +88,7 @@ func Generate(def pipeline.Definition, mode Mode) ([]byte, error) {
 		return nil, fmt.Errorf("statemachine: pipeline %q has no stages", def.Name)
 	}
 	switch mode {
-	case ModeLocal, ModeLambda, ModeActivity:
+	case ModeLocal, ModeLambda, ModeActivity, ModeQueue:
 	default:
 		return nil, fmt.Errorf("statemachine: unknown mode %q", mode)
 	}
@@ -187,7 +201,15 @@ func (g generator) task(step string, payload obj, retry pipeline.RetryPolicy, re
 	case ModeActivity:
 		t["Resource"] = "${" + VarActivityARNPrefix + "}" + step
 		t["Parameters"] = payload
-		t["HeartbeatSeconds"] = 60
+		t["HeartbeatSeconds"] = TaskHeartbeatSeconds
+	case ModeQueue:
+		body := obj{QueueTaskTokenField + ".$": "$$.Task.Token"}
+		for k, v := range payload {
+			body[k] = v
+		}
+		t["Resource"] = "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
+		t["Parameters"] = obj{"QueueUrl": "${" + VarTaskQueueURL + "}", "MessageBody": body}
+		t["HeartbeatSeconds"] = TaskHeartbeatSeconds
 	}
 	if retryable && retry.MaxAttempts > 0 {
 		r := obj{

@@ -186,6 +186,7 @@ func TestGeneratedDefinitionsValidate(t *testing.T) {
 	vars := map[string]string{
 		VarStepsFunctionARN:  "arn:aws:lambda:us-east-1:123456789012:function:docpipe-steps",
 		VarActivityARNPrefix: "arn:aws:states:us-east-1:123456789012:activity:docpipe-",
+		VarTaskQueueURL:      "https://sqs.us-east-1.amazonaws.com/123456789012/docpipe-tasks",
 	}
 	for _, mode := range Modes {
 		raw, err := Generate(pipeline.DefaultDefinition(), mode)
