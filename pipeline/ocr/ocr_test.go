@@ -98,7 +98,7 @@ func TestRecognizeRenderedPage(t *testing.T) {
 func TestRecognizeSampleScan(t *testing.T) {
 	t.Parallel()
 	requireTools(t)
-	text, err := ocr.NewTesseract().Recognize(context.Background(), "../../samples/scan.png")
+	text, err := ocr.NewTesseract().Recognize(context.Background(), "../../samples/docs/scan.png")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func BenchmarkRecognize(b *testing.B) {
 	}
 	t := ocr.NewTesseract()
 	for b.Loop() {
-		if _, err := t.Recognize(context.Background(), "../../samples/scan.png"); err != nil {
+		if _, err := t.Recognize(context.Background(), "../../samples/docs/scan.png"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -159,12 +159,12 @@ func TestInspectSamples(t *testing.T) {
 		errName  string
 		errText  string
 	}{
-		{file: "report.docx", want: extract.FormatDOCX},
-		{file: "notes.md", want: extract.FormatMarkdown, encoding: EncodingUTF8},
-		{file: "page.html", want: extract.FormatHTML, encoding: "utf-8"},
-		{file: "letter.txt", want: extract.FormatText, encoding: EncodingUTF8},
-		{file: "letter-latin1.txt", want: extract.FormatText, encoding: EncodingWindows1252},
-		{file: "scan.png", want: extract.FormatPNG},
+		{file: "docs/report.docx", want: extract.FormatDOCX},
+		{file: "docs/notes.md", want: extract.FormatMarkdown, encoding: EncodingUTF8},
+		{file: "docs/page.html", want: extract.FormatHTML, encoding: "utf-8"},
+		{file: "docs/letter.txt", want: extract.FormatText, encoding: EncodingUTF8},
+		{file: "docs/letter-latin1.txt", want: extract.FormatText, encoding: EncodingWindows1252},
+		{file: "docs/scan.png", want: extract.FormatPNG},
 		{file: "bad/pdf-named.txt", want: extract.FormatPDF},
 		{file: "bad/mixed-utf8.txt", want: extract.FormatText, encoding: EncodingUTF8},
 		{file: "bad/utf16-nobom.txt", want: extract.FormatText, encoding: EncodingUTF16LE},
@@ -238,7 +238,7 @@ func lyingZip(t *testing.T) []byte {
 
 func TestInspectLimits(t *testing.T) {
 	t.Parallel()
-	report, err := os.ReadFile(filepath.Join(samples, "report.docx"))
+	report, err := os.ReadFile(filepath.Join(samples, "docs/report.docx"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestInspectCanceled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Inspect(ctx, filepath.Join(samples, "report.docx"), extract.Limits{}); err != context.Canceled {
+	if _, err := Inspect(ctx, filepath.Join(samples, "docs/report.docx"), extract.Limits{}); err != context.Canceled {
 		t.Fatalf("Inspect on a canceled context = %v", err)
 	}
 }
@@ -316,7 +316,7 @@ func TestArchiveBudgetSharedAcrossEntries(t *testing.T) {
 }
 
 func BenchmarkDetect(b *testing.B) {
-	head, err := os.ReadFile(filepath.Join(samples, "notes.md"))
+	head, err := os.ReadFile(filepath.Join(samples, "docs/notes.md"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Command make (re)creates the sample documents in samples/ and the bad
+// Command make (re)creates the sample documents in samples/docs/ and the bad
 // inputs in samples/bad/. Every file is written by this program, byte for
 // byte the same on every run, except scan.png, which pdftoppm renders from a
 // PDF written here (poppler-utils must be installed).

@@ -48,10 +48,13 @@ func TestScanRenders(t *testing.T) {
 		t.Skip(reason)
 	}
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := renderScan(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{filepath.Join(dir, "scan.png"), "../scan.png"} {
+	for _, path := range []string{filepath.Join(dir, "docs", "scan.png"), "../docs/scan.png"} {
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)

@@ -44,11 +44,11 @@ func build() (map[string][]byte, error) {
 		return nil, err
 	}
 	return map[string][]byte{
-		"report.docx":       report,
-		"notes.md":          []byte(notesMD),
-		"page.html":         []byte(pageHTML),
-		"letter.txt":        []byte(letterUTF8),
-		"letter-latin1.txt": []byte(latin1),
+		"docs/report.docx":       report,
+		"docs/notes.md":          []byte(notesMD),
+		"docs/page.html":         []byte(pageHTML),
+		"docs/letter.txt":        []byte(letterUTF8),
+		"docs/letter-latin1.txt": []byte(latin1),
 
 		"bad/empty.txt":        {},
 		"bad/random.bin":       randomBytes(4096),
@@ -194,7 +194,7 @@ func renderScan(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "scan.png"), b, 0o644)
+	return os.WriteFile(filepath.Join(dir, "docs", "scan.png"), b, 0o644)
 }
 
 func randomBytes(n int) []byte {

@@ -92,7 +92,7 @@ func TestSamplesComplete(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for _, name := range []string{"letter.txt", "letter-latin1.txt", "notes.md", "page.html", "report.docx"} {
-		prog := b.runFile(t, filepath.Join("..", "..", "samples", name))
+		prog := b.runFile(t, filepath.Join("..", "..", "samples", "docs", name))
 		if prog.Status != pipeline.WorkflowCompleted {
 			t.Errorf("%s: status %s (%s)", name, prog.Status, prog.Error)
 		}
@@ -137,7 +137,7 @@ func TestBadInputsFailTheirOwnWorkflow(t *testing.T) {
 		{filepath.Join(bad, "utf16-nobom.txt"), pipeline.WorkflowCompleted, ""},
 		{filepath.Join(pdfs, "rc4-128-empty-password.pdf"), pipeline.WorkflowCompleted, ""},
 		{filepath.Join(pdfs, "aes-128-empty-password.pdf"), pipeline.WorkflowCompleted, ""},
-		{filepath.Join("..", "..", "samples", "letter.txt"), pipeline.WorkflowCompleted, ""},
+		{filepath.Join("..", "..", "samples", "docs", "letter.txt"), pipeline.WorkflowCompleted, ""},
 	} {
 		prog := b.runFile(t, tc.path)
 		if tc.status == "" {
@@ -190,7 +190,7 @@ func TestFailedSegmentsRerun(t *testing.T) {
 	hiding := &hidingStore{suffix: "segments/000002/text.txt"}
 	b := setupWith(t, func(s blob.Store) blob.Store { hiding.Store = s; return hiding })
 	ctx := context.Background()
-	reg, prog := b.runFileRef(t, filepath.Join("..", "..", "samples", "notes.md"))
+	reg, prog := b.runFileRef(t, filepath.Join("..", "..", "samples", "docs", "notes.md"))
 	if prog.Status != pipeline.WorkflowCompleted || prog.SegmentsFailed != 1 || prog.SegmentsDone != prog.TotalSegments-1 {
 		t.Fatalf("first run: %+v", prog)
 	}

@@ -138,7 +138,7 @@ func TestExtract(t *testing.T) {
 
 func TestExtractReport(t *testing.T) {
 	t.Parallel()
-	units, err := Extract(context.Background(), filepath.Join(samples, "report.docx"), extract.Limits{})
+	units, err := Extract(context.Background(), filepath.Join(samples, "docs/report.docx"), extract.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestExtractBytes(t *testing.T) {
 
 func TestExtractSample(t *testing.T) {
 	t.Parallel()
-	us, err := Extract(context.Background(), filepath.Join(samples, "page.html"), extract.Limits{})
+	us, err := Extract(context.Background(), filepath.Join(samples, "docs/page.html"), extract.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestExtractSample(t *testing.T) {
 
 func TestExtractLimits(t *testing.T) {
 	t.Parallel()
-	_, err := Extract(context.Background(), filepath.Join(samples, "page.html"), extract.Limits{MaxFileBytes: 100})
+	_, err := Extract(context.Background(), filepath.Join(samples, "docs/page.html"), extract.Limits{MaxFileBytes: 100})
 	if pipeline.ErrorName(err) != pipeline.ErrNameTooLarge {
 		t.Fatalf("err = %v, want TooLarge", err)
 	}

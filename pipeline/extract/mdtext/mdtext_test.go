@@ -85,7 +85,7 @@ func TestExtractString(t *testing.T) {
 
 func TestExtractSample(t *testing.T) {
 	t.Parallel()
-	us, err := Extract(context.Background(), filepath.Join(samples, "notes.md"), extract.Limits{})
+	us, err := Extract(context.Background(), filepath.Join(samples, "docs/notes.md"), extract.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestExtractSample(t *testing.T) {
 
 func TestExtractErrors(t *testing.T) {
 	t.Parallel()
-	_, err := Extract(context.Background(), filepath.Join(samples, "notes.md"), extract.Limits{MaxSectionChars: 50, MaxPages: 3})
+	_, err := Extract(context.Background(), filepath.Join(samples, "docs/notes.md"), extract.Limits{MaxSectionChars: 50, MaxPages: 3})
 	if pipeline.ErrorName(err) != pipeline.ErrNameTooLarge {
 		t.Fatalf("err = %v, want TooLarge", err)
 	}

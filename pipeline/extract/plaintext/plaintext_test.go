@@ -144,14 +144,14 @@ func TestExtractSamples(t *testing.T) {
 		want    []string
 		errName string
 	}{
-		{file: "letter.txt", units: 1, want: []string{"Zürich, 28 October 2024", "anna.braendli@sitzwerk.example", "CHF 9,840.00"}},
-		{file: "letter.txt", limits: extract.Limits{MaxSectionChars: 300}, units: 3, want: []string{"Jürg Hofmann"}},
-		{file: "letter-latin1.txt", units: 1, want: []string{"Hélène Lefèvre", "n° 2024-778", "François Müller", "Agnès Dupré"}},
+		{file: "docs/letter.txt", units: 1, want: []string{"Zürich, 28 October 2024", "anna.braendli@sitzwerk.example", "CHF 9,840.00"}},
+		{file: "docs/letter.txt", limits: extract.Limits{MaxSectionChars: 300}, units: 3, want: []string{"Jürg Hofmann"}},
+		{file: "docs/letter-latin1.txt", units: 1, want: []string{"Hélène Lefèvre", "n° 2024-778", "François Müller", "Agnès Dupré"}},
 		{file: "bad/mixed-utf8.txt", units: 1, want: []string{"Søren-Ødegård", "€1,250.00", "2024.\n", "\uFFFD"}},
 		{file: "bad/utf16-nobom.txt", units: 1, want: []string{"Invoice INV-2024-0193 was paid on 14 October 2024 by Helena Novak."}},
 		{file: "bad/empty.txt", errName: pipeline.ErrNameInvalidDocument},
-		{file: "letter.txt", limits: extract.Limits{MaxFileBytes: 10}, errName: pipeline.ErrNameTooLarge},
-		{file: "letter.txt", limits: extract.Limits{MaxSectionChars: 100, MaxPages: 2}, errName: pipeline.ErrNameTooLarge},
+		{file: "docs/letter.txt", limits: extract.Limits{MaxFileBytes: 10}, errName: pipeline.ErrNameTooLarge},
+		{file: "docs/letter.txt", limits: extract.Limits{MaxSectionChars: 100, MaxPages: 2}, errName: pipeline.ErrNameTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestSplitNeverCutsWordsOfNormalParagraphs(t *testing.T) {
 
 func BenchmarkExtract(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "big.txt")
-	letter, err := os.ReadFile(filepath.Join(samples, "letter.txt"))
+	letter, err := os.ReadFile(filepath.Join(samples, "docs/letter.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}
