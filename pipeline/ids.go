@@ -16,20 +16,35 @@ import (
 // is reverse key order and audit items sort in the order they were made.
 var ids = struct {
 	sync.Mutex
-	entropy *ulid.MonotonicEntropy
-}{entropy: ulid.Monotonic(rand.Reader, 0)}
+	// Two sources, so ids made for an injected clock's times do not break
+	// the order of ids made for the real one.
+	now, at *ulid.MonotonicEntropy
+	last    uint64 // newest millisecond NewID used
+}{now: ulid.Monotonic(rand.Reader, 0), at: ulid.Monotonic(rand.Reader, 0)}
 
-// NewID returns a new ULID for the current time. Safe for concurrent use.
-func NewID() string { return NewIDAt(time.Now()) }
-
-// NewIDAt returns a new ULID whose time part is t (clamped to the range a
-// ULID can hold). Safe for concurrent use; IDs made for the same millisecond
-// increase monotonically.
-func NewIDAt(t time.Time) string {
-	ms := ulidTime(t)
+// NewID returns a new ULID for the current time, greater than every id
+// NewID returned before in this process. Safe for concurrent use.
+func NewID() string {
 	ids.Lock()
 	defer ids.Unlock()
-	id, err := ulid.New(ms, ids.entropy)
+	// Read the clock under the lock, and never go back in time (a clock
+	// step), so ids keep increasing.
+	ids.last = max(ids.last, ulidTime(time.Now()))
+	return newID(ids.last, ids.now)
+}
+
+// NewIDAt returns a new ULID whose time part is t (clamped to the range a
+// ULID can hold), for callers with an injected clock. Safe for concurrent
+// use; ids made for the same millisecond increase.
+func NewIDAt(t time.Time) string {
+	ids.Lock()
+	defer ids.Unlock()
+	return newID(ulidTime(t), ids.at)
+}
+
+// newID needs ids locked.
+func newID(ms uint64, entropy *ulid.MonotonicEntropy) string {
+	id, err := ulid.New(ms, entropy)
 	if err != nil {
 		// Monotonic entropy fails only when a millisecond's increments run
 		// out (about 2^48 ids); fresh entropy still gives a unique id.

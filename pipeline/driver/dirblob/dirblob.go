@@ -1,0 +1,269 @@
+// Package dirblob implements blob.Store on a directory: the key "a/b/c" is
+// the file <root>/a/b/c. Puts are atomic: the bytes go to a temporary file
+// in the same directory, are synced, and renamed over the key.
+package dirblob
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/docpipe/docpipe/pipeline/blob"
+)
+
+// tempMark starts every temporary file name. Valid keys never contain a
+// backslash, so no key can name a temporary file and List can skip them.
+const tempMark = `\tmp-`
+
+// Store is a blob.Store on a directory. Safe for concurrent use, also by
+// several processes sharing the directory.
+type Store struct {
+	root string
+}
+
+var _ blob.Store = (*Store)(nil)
+
+// New returns a store rooted at root, creating the directory if needed.
+func New(root string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("dirblob: empty root")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("dirblob: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("dirblob: %w", err)
+	}
+	return &Store{root: abs}, nil
+}
+
+// Root returns the store's directory.
+func (s *Store) Root() string { return s.root }
+
+func (s *Store) path(key string) string {
+	return filepath.Join(s.root, filepath.FromSlash(key))
+}
+
+// Put stores r's bytes under key, replacing any object atomically.
+func (s *Store) Put(ctx context.Context, key string, r io.Reader) error {
+	if err := blob.ValidateKey(key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dst := s.path(key)
+	tmp, err := s.createTemp(filepath.Dir(dst))
+	if err != nil {
+		return fmt.Errorf("dirblob: put %s: %w", key, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := io.Copy(tmp, ctxReader{ctx, r}); err != nil {
+		return fmt.Errorf("dirblob: put %s: %w", key, err)
+	}
+	// Sync before rename: otherwise a crash can leave the new name pointing
+	// at an empty file.
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("dirblob: put %s: %w", key, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("dirblob: put %s: %w", key, err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return fmt.Errorf("dirblob: put %s: %w", key, err)
+	}
+	committed = true
+	syncDir(filepath.Dir(dst))
+	return nil
+}
+
+// createTemp makes a temporary file in dir, creating dir; it retries when a
+// concurrent Delete prunes the freshly made directory.
+func (s *Store) createTemp(dir string) (*os.File, error) {
+	var err error
+	for range 5 {
+		if err = os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		var f *os.File
+		f, err = os.OpenFile(filepath.Join(dir, tempMark+randomName()), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+func randomName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// syncDir makes a rename durable. Best effort: some filesystems refuse to
+// sync a directory, and the rename has happened either way.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// ctxReader stops a long copy when the context is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// Get opens the object under key; the caller closes it.
+func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := blob.ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.path(key))
+	if err != nil {
+		return nil, interpretError(key, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, interpretError(key, err)
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("dirblob: %s: %w", key, blob.ErrNotFound)
+	}
+	return f, nil
+}
+
+// Head describes the object under key.
+func (s *Store) Head(ctx context.Context, key string) (blob.Info, error) {
+	if err := blob.ValidateKey(key); err != nil {
+		return blob.Info{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return blob.Info{}, err
+	}
+	st, err := os.Stat(s.path(key))
+	if err != nil {
+		return blob.Info{}, interpretError(key, err)
+	}
+	if st.IsDir() {
+		return blob.Info{}, fmt.Errorf("dirblob: %s: %w", key, blob.ErrNotFound)
+	}
+	return blob.Info{Key: key, Size: st.Size(), Modified: st.ModTime()}, nil
+}
+
+// interpretError maps filesystem errors onto the blob sentinels.
+func interpretError(key string, err error) error {
+	// ENOTDIR: a parent of the key is a file, so the key cannot exist.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("dirblob: %s: %w", key, blob.ErrNotFound)
+	}
+	return fmt.Errorf("dirblob: %s: %w", key, err)
+}
+
+// List returns every object whose key starts with prefix, in key order.
+func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
+	if err := blob.ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	// Walk only the deepest directory the prefix pins down.
+	start := s.root
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		start = s.path(prefix[:i])
+	}
+	var out []blob.Info
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				return nil // pruned by a concurrent Delete, or nothing there
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), tempMark) {
+			return nil
+		}
+		rel, err := filepath.Rel(s.root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // deleted while listing
+			}
+			return err
+		}
+		out = append(out, blob.Info{Key: key, Size: info.Size(), Modified: info.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dirblob: list %q: %w", prefix, err)
+	}
+	// Directory walks order "a/b" before "a.txt"; key order is byte order.
+	slices.SortFunc(out, func(a, b blob.Info) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// Delete removes the object under key and prunes directories it leaves
+// empty. A missing key is not an error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := blob.ValidateKey(key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := s.path(key)
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return nil // a "folder" of other keys, not an object
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("dirblob: delete %s: %w", key, err)
+	}
+	// os.Remove fails on a non-empty directory, so pruning stops at the
+	// first directory still in use.
+	for dir := filepath.Dir(p); dir != s.root && strings.HasPrefix(dir, s.root); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break
+		}
+	}
+	return nil
+}

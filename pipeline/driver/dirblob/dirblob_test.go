@@ -1,0 +1,120 @@
+package dirblob_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/blob/blobtest"
+	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
+)
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	blobtest.Exercise(t, func(t *testing.T) blob.Store {
+		s, err := dirblob.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// A temporary file left by a crashed writer never shows in List.
+func TestListSkipsTempFiles(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	s, err := dirblob.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := blob.PutBytes(ctx, s, "p/a", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "p", `\tmp-crashed`), []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 1 || infos[0].Key != "p/a" {
+		t.Fatalf("List = %+v, want only p/a", infos)
+	}
+}
+
+// Delete prunes the folders it empties, so the directory does not fill with
+// empty folders of deleted workflows.
+func TestDeletePrunesEmptyDirs(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	s, err := dirblob.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, k := range []string{"p/d/w/segments/000001/text", "p/other"} {
+		if err := blob.PutBytes(ctx, s, k, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(ctx, "p/d/w/segments/000001/text"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "p", "d")); !os.IsNotExist(err) {
+		t.Fatalf("p/d still exists: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "p", "other")); err != nil {
+		t.Fatalf("p/other gone: %v", err)
+	}
+	entries, _ := os.ReadDir(root)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "p" {
+		t.Fatalf("root holds %v, want [p]", names)
+	}
+}
+
+// A directory cannot hold a key that is both an object and a folder; such a
+// Put fails cleanly and leaves the existing object alone.
+func TestObjectFolderConflict(t *testing.T) {
+	t.Parallel()
+	s, err := dirblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := blob.PutBytes(ctx, s, "a/b", []byte("object")); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.PutBytes(ctx, s, "a/b/c", []byte("below")); err == nil {
+		t.Fatal("Put below an object succeeded")
+	}
+	if err := blob.PutBytes(ctx, s, "a", []byte("over a folder")); err == nil {
+		t.Fatal("Put over a folder succeeded")
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatalf("Delete of a folder name: %v", err)
+	}
+	got, err := blob.GetBytes(ctx, s, "a/b", 0)
+	if err != nil || string(got) != "object" {
+		t.Fatalf("a/b = %q, %v", got, err)
+	}
+	infos, err := s.List(ctx, "")
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("List = %+v, %v; want only a/b", infos, err)
+	}
+}
+
+func TestNewRejectsEmptyRoot(t *testing.T) {
+	t.Parallel()
+	if _, err := dirblob.New(""); err == nil {
+		t.Fatal("New(\"\") succeeded")
+	}
+}

@@ -1,0 +1,906 @@
+package tabletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+var repositoryTests = []struct {
+	name string
+	fn   func(t *testing.T, tb table.Table, cfg config)
+}{
+	{"Projects", testProjects},
+	{"CreateWorkflow", testCreateWorkflow},
+	{"CreateWorkflowTwice", testCreateWorkflowTwice},
+	{"CreateWorkflowAllOrNothing", testCreateWorkflowAtomic},
+	{"ListProjectDocuments", testListProjectDocuments},
+	{"ListProjectWorkflowsNewestFirst", testListProjectWorkflows},
+	{"TransitionRace", testTransitionRace},
+	{"TransitionSequence", testTransitionSequence},
+	{"TransitionStepsInParallel", testTransitionParallelSteps},
+	{"TransitionMissing", testTransitionMissing},
+	{"TransitionTTL", testTransitionTTL},
+	{"WorkflowStatusIndex", testWorkflowStatus},
+	{"WorkflowStatusRace", testWorkflowStatusRace},
+	{"ListByStatusOrder", testListByStatusOrder},
+	{"UpdateWorkflowInfo", testUpdateWorkflowInfo},
+	{"SegmentsPaging", testSegmentsPaging},
+	{"FinishSegmentRace", testFinishSegmentRace},
+	{"FinishSegmentRerun", testFinishSegmentRerun},
+}
+
+// fixture is one freshly created workflow.
+type fixture struct {
+	repo *pipeline.Repository
+	doc  pipeline.Document
+	wf   pipeline.Workflow
+	ref  pipeline.WorkflowRef
+}
+
+func stages() []pipeline.Stage { return pipeline.DefaultDefinition().Stages }
+
+func newDocument(projectID, sha string) pipeline.Document {
+	id := pipeline.NewID()
+	return pipeline.Document{
+		ProjectID: projectID, ID: id, FileName: "report-" + id + ".pdf", FileURI: "file:///tmp/report.pdf",
+		BlobKey: projectID + "/" + id + "/source", SHA256: sha, Size: 1234,
+	}
+}
+
+func newWorkflowFor(doc pipeline.Document) pipeline.Workflow {
+	return pipeline.Workflow{ID: pipeline.NewID(), ProjectID: doc.ProjectID, DocumentID: doc.ID, FileURI: doc.FileURI, FileName: doc.FileName}
+}
+
+func refOf(wf pipeline.Workflow) pipeline.WorkflowRef {
+	return pipeline.WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}
+}
+
+func newSHA() string { return fmt.Sprintf("%064x", pipeline.NewID()) }
+
+// setup creates a project, a document and a workflow on repo.
+func setup(t *testing.T, repo *pipeline.Repository) fixture {
+	t.Helper()
+	projectID := "proj" + pipeline.NewID()
+	doc := newDocument(projectID, newSHA())
+	wf := newWorkflowFor(doc)
+	if err := repo.CreateWorkflow(t.Context(), doc, wf, stages()); err != nil {
+		t.Fatalf("CreateWorkflow: %v", err)
+	}
+	return fixture{repo: repo, doc: doc, wf: wf, ref: refOf(wf)}
+}
+
+func progress(t *testing.T, repo *pipeline.Repository, wfID string) pipeline.StepProgress {
+	t.Helper()
+	p, err := repo.GetProgress(t.Context(), wfID)
+	if err != nil {
+		t.Fatalf("GetProgress: %v", err)
+	}
+	return p
+}
+
+func wantStale(t *testing.T, what string, applied bool, err error) {
+	t.Helper()
+	if applied || !errors.Is(err, table.ErrConditionFailed) || !errors.Is(err, pipeline.ErrStale) {
+		t.Fatalf("%s: applied=%v err=%v, want a stale-state error", what, applied, err)
+	}
+}
+
+func byStatusIDs(t *testing.T, repo *pipeline.Repository, s pipeline.WorkflowStatus) []string {
+	t.Helper()
+	list, err := repo.ListByStatus(t.Context(), s, 0)
+	if err != nil {
+		t.Fatalf("ListByStatus(%s): %v", s, err)
+	}
+	ids := make([]string, len(list))
+	for i, p := range list {
+		if p.Status != s {
+			t.Fatalf("ListByStatus(%s) returned %s in %s", s, p.WorkflowID, p.Status)
+		}
+		ids[i] = p.WorkflowID
+	}
+	return ids
+}
+
+// ---- tests ----
+
+func testProjects(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	p := pipeline.Project{ID: "proj" + pipeline.NewID(), Name: "Annual reports"}
+	if err := repo.CreateProject(ctx, p); err != nil {
+		t.Fatalf("CreateProject: %v", err)
+	}
+	err := repo.CreateProject(ctx, pipeline.Project{ID: p.ID, Name: "other"})
+	if !errors.Is(err, pipeline.ErrAlreadyExists) || !errors.Is(err, table.ErrConditionFailed) {
+		t.Fatalf("second CreateProject: err = %v, want ErrAlreadyExists", err)
+	}
+	got, err := repo.GetProject(ctx, p.ID)
+	if err != nil || got.Name != p.Name || got.ID != p.ID || got.CreatedAt.IsZero() {
+		t.Fatalf("GetProject = %+v, %v", got, err)
+	}
+	if _, err := repo.GetProject(ctx, "proj"+pipeline.NewID()); !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("GetProject of a missing project: err = %v", err)
+	}
+}
+
+func testCreateWorkflow(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	now := time.Date(2031, 3, 4, 5, 6, 7, 890000000, time.UTC)
+	repo := pipeline.NewRepository(tb, pipeline.WithClock(func() time.Time { return now }))
+	projectID := "proj" + pipeline.NewID()
+	doc := newDocument(projectID, newSHA())
+	wf := newWorkflowFor(doc)
+	wf.TotalSegments = 3
+	wf.Status = pipeline.WorkflowCompleted // ignored: a new workflow is pending
+	if err := repo.CreateWorkflow(ctx, doc, wf, stages()); err != nil {
+		t.Fatalf("CreateWorkflow: %v", err)
+	}
+
+	gotDoc, err := repo.GetDocument(ctx, projectID, doc.ID)
+	if err != nil {
+		t.Fatalf("GetDocument: %v", err)
+	}
+	doc.CreatedAt = now
+	if !gotDoc.CreatedAt.Equal(now) || gotDoc.SHA256 != doc.SHA256 || gotDoc.FileName != doc.FileName || gotDoc.Size != doc.Size || gotDoc.BlobKey != doc.BlobKey {
+		t.Fatalf("GetDocument = %+v, want %+v", gotDoc, doc)
+	}
+	byContent, err := repo.DocumentsByContent(ctx, doc.SHA256)
+	if err != nil || len(byContent) != 1 || byContent[0].ID != doc.ID {
+		t.Fatalf("DocumentsByContent = %+v, %v", byContent, err)
+	}
+
+	gotWF, err := repo.GetWorkflow(ctx, doc.ID, wf.ID)
+	if err != nil {
+		t.Fatalf("GetWorkflow: %v", err)
+	}
+	if gotWF.Status != pipeline.WorkflowPending || gotWF.ProjectID != projectID || gotWF.FileName != doc.FileName ||
+		gotWF.TotalSegments != 3 || !gotWF.CreatedAt.Equal(now) || !gotWF.UpdatedAt.Equal(now) {
+		t.Fatalf("GetWorkflow = %+v", gotWF)
+	}
+	listed, _, err := repo.ListProjectWorkflows(ctx, projectID, 10, "")
+	if err != nil || len(listed) != 1 || listed[0].ID != wf.ID || listed[0].Status != pipeline.WorkflowPending {
+		t.Fatalf("ListProjectWorkflows = %+v, %v", listed, err)
+	}
+
+	p := progress(t, repo, wf.ID)
+	if p.WorkflowID != wf.ID || p.ProjectID != projectID || p.DocumentID != doc.ID || p.FileName != doc.FileName ||
+		p.Status != pipeline.WorkflowPending || p.TotalSegments != 3 || p.SegmentsDone != 0 || p.SegmentsFailed != 0 ||
+		p.SegmentsSkipped != 0 || p.UpdatedAt != pipeline.FormatTime(now) {
+		t.Fatalf("GetProgress = %+v", p)
+	}
+	if len(p.Steps) != len(stages()) {
+		t.Fatalf("step item has %d steps, want %d", len(p.Steps), len(stages()))
+	}
+	for _, s := range stages() {
+		if st := p.Steps[s.Name]; st.Status != pipeline.StepPending || st.Label != s.Label || st.StartedAt != "" {
+			t.Errorf("step %s = %+v, want pending with label %q", s.Name, st, s.Label)
+		}
+	}
+	if !slices.Contains(byStatusIDs(t, repo, pipeline.WorkflowPending), wf.ID) {
+		t.Fatalf("a new workflow is not in the pending index")
+	}
+	if trs, err := repo.ListTransitions(ctx, wf.ID); err != nil || len(trs) != 0 {
+		t.Fatalf("ListTransitions of a new workflow = %v, %v", trs, err)
+	}
+}
+
+func testCreateWorkflowTwice(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	err := repo.CreateWorkflow(ctx, f.doc, f.wf, stages())
+	if !errors.Is(err, pipeline.ErrAlreadyExists) || !errors.Is(err, table.ErrConditionFailed) {
+		t.Fatalf("second create of one workflow: err = %v, want ErrAlreadyExists", err)
+	}
+	// A second workflow of the same document reuses the document as it is.
+	orig, err := repo.GetDocument(ctx, f.doc.ProjectID, f.doc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := f.doc
+	again.FileName = "renamed.pdf"
+	again.CreatedAt = time.Time{}
+	wf2 := newWorkflowFor(again)
+	if err := repo.CreateWorkflow(ctx, again, wf2, stages()); err != nil {
+		t.Fatalf("second workflow of one document: %v", err)
+	}
+	got, err := repo.GetDocument(ctx, f.doc.ProjectID, f.doc.ID)
+	if err != nil || got.FileName != orig.FileName || !got.CreatedAt.Equal(orig.CreatedAt) {
+		t.Fatalf("document after second workflow = %+v, %v; want unchanged %+v", got, err, orig)
+	}
+	if _, err := repo.GetProgress(ctx, wf2.ID); err != nil {
+		t.Fatalf("second workflow's step item: %v", err)
+	}
+	// The same document id with other content is a conflict.
+	other := f.doc
+	other.SHA256 = newSHA()
+	if err := repo.CreateWorkflow(ctx, other, newWorkflowFor(other), stages()); !errors.Is(err, pipeline.ErrAlreadyExists) {
+		t.Fatalf("same document id, other content: err = %v, want ErrAlreadyExists", err)
+	}
+	// Another document with the same bytes is found by content.
+	twin := newDocument(f.doc.ProjectID, f.doc.SHA256)
+	if err := repo.CreateWorkflow(ctx, twin, newWorkflowFor(twin), stages()); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := repo.DocumentsByContent(ctx, f.doc.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, d := range docs {
+		ids = append(ids, d.ID)
+	}
+	if want := []string{f.doc.ID, twin.ID}; !slices.Equal(ids, want) {
+		t.Fatalf("DocumentsByContent = %v, want %v", ids, want)
+	}
+}
+
+// testCreateWorkflowAtomic: one conflicting item makes the whole create
+// fail, leaving none of its items behind.
+func testCreateWorkflowAtomic(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	for _, conflict := range []func(wf pipeline.Workflow) table.Key{
+		func(wf pipeline.Workflow) table.Key { return pipeline.WorkflowKey(wf.DocumentID, wf.ID) },
+		func(wf pipeline.Workflow) table.Key { return pipeline.ProjectWorkflowKey(wf.ProjectID, wf.ID) },
+		func(wf pipeline.Workflow) table.Key { return pipeline.StepKey(wf.ID) },
+	} {
+		projectID := "proj" + pipeline.NewID()
+		doc := newDocument(projectID, newSHA())
+		wf := newWorkflowFor(doc)
+		k := conflict(wf)
+		mustPut(t, tb, table.Item{table.AttrPK: k.PK, table.AttrSK: k.SK, "data": map[string]any{"squatter": true}})
+
+		err := repo.CreateWorkflow(ctx, doc, wf, stages())
+		if !errors.Is(err, pipeline.ErrAlreadyExists) {
+			t.Fatalf("create over %s: err = %v, want ErrAlreadyExists", k, err)
+		}
+		for _, key := range []table.Key{
+			pipeline.DocumentKey(projectID, doc.ID), pipeline.WorkflowKey(doc.ID, wf.ID),
+			pipeline.ProjectWorkflowKey(projectID, wf.ID), pipeline.StepKey(wf.ID),
+		} {
+			if key == k {
+				if it := mustGet(t, tb, key); it.Data()["squatter"] != true {
+					t.Fatalf("the conflicting item %s was overwritten: %v", key, it)
+				}
+				continue
+			}
+			wantMissing(t, tb, key)
+		}
+		if docs, err := repo.DocumentsByContent(ctx, doc.SHA256); err != nil || len(docs) != 0 {
+			t.Fatalf("failed create left documents %v, %v", docs, err)
+		}
+	}
+}
+
+func testListProjectDocuments(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	projectID := "proj" + pipeline.NewID()
+	var want []string
+	for range 5 {
+		doc := newDocument(projectID, newSHA())
+		if err := repo.CreateWorkflow(ctx, doc, newWorkflowFor(doc), stages()); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, doc.ID)
+	}
+	var got []string
+	token := ""
+	for range 10 {
+		docs, next, err := repo.ListProjectDocuments(ctx, projectID, 2, token)
+		if err != nil {
+			t.Fatalf("ListProjectDocuments: %v", err)
+		}
+		if len(docs) > 2 {
+			t.Fatalf("page of %d documents, limit 2", len(docs))
+		}
+		for _, d := range docs {
+			got = append(got, d.ID)
+		}
+		if token = next; token == "" {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("documents = %v, want %v", got, want)
+	}
+}
+
+func testListProjectWorkflows(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	projectID := "proj" + pipeline.NewID()
+	doc := newDocument(projectID, newSHA())
+	var want []string
+	for range 5 {
+		wf := newWorkflowFor(doc) // ULIDs: each newer than the last
+		if err := repo.CreateWorkflow(ctx, doc, wf, stages()); err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{wf.ID}, want...)
+	}
+	var got []string
+	token := ""
+	for range 10 {
+		wfs, next, err := repo.ListProjectWorkflows(ctx, projectID, 2, token)
+		if err != nil {
+			t.Fatalf("ListProjectWorkflows: %v", err)
+		}
+		for _, w := range wfs {
+			got = append(got, w.ID)
+		}
+		if token = next; token == "" {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("workflows = %v, want newest first %v", got, want)
+	}
+}
+
+// testTransitionRace: many workers race one step change; exactly one wins,
+// the rest see a no-op, and exactly one audit record exists.
+func testTransitionRace(t *testing.T, tb table.Table, cfg config) {
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	var applied, noops atomic.Int64
+	cfg.race(cfg.racers, func(int) {
+		ok, err := repo.TransitionStep(t.Context(), f.ref, pipeline.StepSegmentPrep,
+			[]pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, "")
+		switch {
+		case err != nil:
+			t.Errorf("TransitionStep: %v", err)
+		case ok:
+			applied.Add(1)
+		default:
+			noops.Add(1)
+		}
+	})
+	if applied.Load() != 1 || noops.Load() != int64(cfg.racers-1) {
+		t.Fatalf("%d racers: %d applied, %d no-ops; want exactly one applied", cfg.racers, applied.Load(), noops.Load())
+	}
+	trs, err := repo.ListTransitions(t.Context(), f.wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trs) != 1 || trs[0].Step != pipeline.StepSegmentPrep || trs[0].From != pipeline.StepPending || trs[0].To != pipeline.StepInProgress {
+		t.Fatalf("transitions = %+v, want one pending → in_progress", trs)
+	}
+	if st := progress(t, repo, f.wf.ID).Steps[pipeline.StepSegmentPrep]; st.Status != pipeline.StepInProgress || st.StartedAt == "" {
+		t.Fatalf("step = %+v", st)
+	}
+}
+
+func testTransitionSequence(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	var tick atomic.Int64
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return base.Add(time.Duration(tick.Add(1)) * time.Second) }
+	repo := pipeline.NewRepository(tb, pipeline.WithClock(clock))
+	f := setup(t, repo)
+	created := progress(t, repo, f.wf.ID).UpdatedAt
+	pending, inProgress := []pipeline.StepStatus{pipeline.StepPending}, []pipeline.StepStatus{pipeline.StepInProgress}
+	step := pipeline.StepFormatParser
+
+	ok, err := repo.TransitionStep(ctx, f.ref, step, pending, pipeline.StepInProgress, "")
+	if !ok || err != nil {
+		t.Fatalf("start: %v, %v", ok, err)
+	}
+	// A retry of a committed change is a no-op, not an error.
+	if ok, err := repo.TransitionStep(ctx, f.ref, step, pending, pipeline.StepInProgress, ""); ok || err != nil {
+		t.Fatalf("retried start: applied=%v err=%v, want a no-op", ok, err)
+	}
+	// A change from a state the step has left is stale.
+	ok, err = repo.TransitionStep(ctx, f.ref, step, pending, pipeline.StepCompleted, "")
+	wantStale(t, "complete from pending", ok, err)
+
+	if ok, err := repo.TransitionStep(ctx, f.ref, step, inProgress, pipeline.StepFailed, "parser crashed"); !ok || err != nil {
+		t.Fatalf("fail: %v, %v", ok, err)
+	}
+	st := progress(t, repo, f.wf.ID).Steps[step]
+	if st.Status != pipeline.StepFailed || st.Error != "parser crashed" || st.StartedAt == "" || st.EndedAt == "" || st.EndedAt <= st.StartedAt {
+		t.Fatalf("failed step = %+v", st)
+	}
+	// Several from states: the audit record names the actual one.
+	retry := []pipeline.StepStatus{pipeline.StepFailed, pipeline.StepPending}
+	if ok, err := repo.TransitionStep(ctx, f.ref, step, retry, pipeline.StepInProgress, ""); !ok || err != nil {
+		t.Fatalf("restart: %v, %v", ok, err)
+	}
+	if ok, err := repo.TransitionStep(ctx, f.ref, step, retry, pipeline.StepInProgress, ""); ok || err != nil {
+		t.Fatalf("retried restart: applied=%v err=%v, want a no-op", ok, err)
+	}
+	if ok, err := repo.TransitionStep(ctx, f.ref, step, inProgress, pipeline.StepCompleted, ""); !ok || err != nil {
+		t.Fatalf("complete: %v, %v", ok, err)
+	}
+	if ok, err := repo.TransitionStep(ctx, f.ref, pipeline.StepOCR, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress}, pipeline.StepSkipped, "no OCR engine"); !ok || err != nil {
+		t.Fatalf("skip: %v, %v", ok, err)
+	}
+
+	p := progress(t, repo, f.wf.ID)
+	if st := p.Steps[step]; st.Status != pipeline.StepCompleted || st.Error != "" || st.Label == "" {
+		t.Fatalf("completed step = %+v (a success clears the error, keeps the label)", st)
+	}
+	if st := p.Steps[pipeline.StepOCR]; st.Status != pipeline.StepSkipped || st.Error != "no OCR engine" || st.EndedAt == "" || st.StartedAt != "" {
+		t.Fatalf("skipped step = %+v", st)
+	}
+	for _, other := range []string{pipeline.StepSegmentPrep, pipeline.StepGraphBuilder} {
+		if st := p.Steps[other]; st.Status != pipeline.StepPending || st.Label == "" {
+			t.Fatalf("untouched step %s = %+v", other, st)
+		}
+	}
+	if p.UpdatedAt <= created {
+		t.Fatalf("updated_at %s was not bumped from %s", p.UpdatedAt, created)
+	}
+
+	trs, err := repo.ListTransitions(ctx, f.wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tr struct {
+		step     string
+		from, to pipeline.StepStatus
+		err      string
+	}
+	var got []tr
+	for _, x := range trs {
+		if x.WorkflowID != f.wf.ID || x.ID == "" || x.At == "" {
+			t.Fatalf("transition %+v lacks its ids", x)
+		}
+		got = append(got, tr{x.Step, x.From, x.To, x.Error})
+	}
+	want := []tr{
+		{step, pipeline.StepPending, pipeline.StepInProgress, ""},
+		{step, pipeline.StepInProgress, pipeline.StepFailed, "parser crashed"},
+		{step, pipeline.StepFailed, pipeline.StepInProgress, ""},
+		{step, pipeline.StepInProgress, pipeline.StepCompleted, ""},
+		{pipeline.StepOCR, pipeline.StepPending, pipeline.StepSkipped, "no OCR engine"},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("transitions =\n%v\nwant\n%v", got, want)
+	}
+}
+
+// testTransitionParallelSteps: changes to different steps at once never
+// overwrite each other (each updates only its own step's attributes).
+func testTransitionParallelSteps(t *testing.T, tb table.Table, cfg config) {
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	all := stages()
+	cfg.race(len(all), func(w int) {
+		s := all[w]
+		for _, to := range []pipeline.StepStatus{pipeline.StepInProgress, pipeline.StepCompleted} {
+			from := pipeline.StepPending
+			if to == pipeline.StepCompleted {
+				from = pipeline.StepInProgress
+			}
+			if ok, err := repo.TransitionStep(t.Context(), f.ref, s.Name, []pipeline.StepStatus{from}, to, ""); !ok || err != nil {
+				t.Errorf("%s → %s: %v, %v", s.Name, to, ok, err)
+			}
+		}
+	})
+	p := progress(t, repo, f.wf.ID)
+	for _, s := range stages() {
+		if st := p.Steps[s.Name]; st.Status != pipeline.StepCompleted || st.Label != s.Label || st.StartedAt == "" || st.EndedAt == "" {
+			t.Errorf("step %s = %+v, want completed", s.Name, st)
+		}
+	}
+	if trs, err := repo.ListTransitions(t.Context(), f.wf.ID); err != nil || len(trs) != 2*len(stages()) {
+		t.Fatalf("%d transitions, %v; want %d", len(trs), err, 2*len(stages()))
+	}
+}
+
+func testTransitionMissing(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	pending := []pipeline.StepStatus{pipeline.StepPending}
+	if ok, err := repo.TransitionStep(ctx, f.ref, "no_such_step", pending, pipeline.StepInProgress, ""); ok || !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("unknown step: applied=%v err=%v, want ErrNotFound", ok, err)
+	}
+	ghost := pipeline.WorkflowRef{ProjectID: f.ref.ProjectID, DocumentID: f.ref.DocumentID, WorkflowID: pipeline.NewID()}
+	if ok, err := repo.TransitionStep(ctx, ghost, pipeline.StepOCR, pending, pipeline.StepInProgress, ""); ok || !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("missing workflow: applied=%v err=%v, want ErrNotFound", ok, err)
+	}
+	wantMissing(t, tb, pipeline.StepKey(ghost.WorkflowID)) // no upsert of a stub
+	if ok, err := repo.SetWorkflowStatus(ctx, ghost, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); ok || !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("status of a missing workflow: applied=%v err=%v, want ErrNotFound", ok, err)
+	}
+	if ok, err := repo.TransitionStep(ctx, f.ref, "bad.name", pending, pipeline.StepInProgress, ""); ok || err == nil {
+		t.Fatalf("dotted step name accepted")
+	}
+	if trs, err := repo.ListTransitions(ctx, f.wf.ID); err != nil || len(trs) != 0 {
+		t.Fatalf("failed transitions left audit records %v, %v", trs, err)
+	}
+}
+
+func testTransitionTTL(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb, pipeline.WithTransitionTTL(time.Hour))
+	f := setup(t, repo)
+	if ok, err := repo.TransitionStep(ctx, f.ref, pipeline.StepOCR, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); !ok || err != nil {
+		t.Fatalf("transition: %v, %v", ok, err)
+	}
+	items := queryAll(t, tb, table.Query{PK: pipeline.StepKey(f.wf.ID).PK, SKPrefix: pipeline.PrefixTransition})
+	if len(items) != 1 {
+		t.Fatalf("%d transition items, want 1", len(items))
+	}
+	ttl, ok := items[0][table.AttrTTL].(float64)
+	if now := float64(time.Now().Unix()); !ok || ttl < now+3500 || ttl > now+3700 {
+		t.Fatalf("transition ttl = %v, want about an hour from now", items[0][table.AttrTTL])
+	}
+	if _, has := mustGet(t, tb, pipeline.StepKey(f.wf.ID))[table.AttrTTL]; has {
+		t.Fatal("the step item got a ttl")
+	}
+}
+
+func testWorkflowStatus(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	var tick atomic.Int64
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	repo := pipeline.NewRepository(tb, pipeline.WithClock(func() time.Time {
+		return base.Add(time.Duration(tick.Add(1)) * time.Second)
+	}))
+	a, b := setup(t, repo), setup(t, repo)
+	pending, inProgress := []pipeline.WorkflowStatus{pipeline.WorkflowPending}, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}
+	for _, f := range []fixture{a, b} {
+		if ok, err := repo.SetWorkflowStatus(ctx, f.ref, pending, pipeline.WorkflowInProgress, ""); !ok || err != nil {
+			t.Fatalf("start: %v, %v", ok, err)
+		}
+	}
+	if ok, err := repo.SetWorkflowStatus(ctx, a.ref, pending, pipeline.WorkflowInProgress, ""); ok || err != nil {
+		t.Fatalf("retried start: applied=%v err=%v, want a no-op", ok, err)
+	}
+	running := byStatusIDs(t, repo, pipeline.WorkflowInProgress)
+	if !slices.Contains(running, a.wf.ID) || !slices.Contains(running, b.wf.ID) {
+		t.Fatalf("in-progress index lacks the started workflows")
+	}
+	if slices.Contains(byStatusIDs(t, repo, pipeline.WorkflowPending), a.wf.ID) {
+		t.Fatalf("a started workflow is still in the pending index")
+	}
+	// Completed: leaves the index altogether (sparse).
+	if ok, err := repo.SetWorkflowStatus(ctx, a.ref, inProgress, pipeline.WorkflowCompleted, ""); !ok || err != nil {
+		t.Fatalf("complete: %v, %v", ok, err)
+	}
+	for _, s := range []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress, pipeline.WorkflowFailed, pipeline.WorkflowCompleted} {
+		if slices.Contains(byStatusIDs(t, repo, s), a.wf.ID) {
+			t.Fatalf("completed workflow listed as %s", s)
+		}
+	}
+	it := mustGet(t, tb, pipeline.StepKey(a.wf.ID))
+	if _, has := it[table.AttrGSI1PK]; has {
+		t.Fatalf("completed step item keeps its index key: %v", it)
+	}
+	ok, err := repo.SetWorkflowStatus(ctx, a.ref, inProgress, pipeline.WorkflowFailed, "late")
+	wantStale(t, "fail a completed workflow", ok, err)
+
+	// Failed: moves to the failed partition with its error.
+	if ok, err := repo.SetWorkflowStatus(ctx, b.ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "boom"); !ok || err != nil {
+		t.Fatalf("fail: %v, %v", ok, err)
+	}
+	if !slices.Contains(byStatusIDs(t, repo, pipeline.WorkflowFailed), b.wf.ID) || slices.Contains(byStatusIDs(t, repo, pipeline.WorkflowInProgress), b.wf.ID) {
+		t.Fatalf("failed workflow not (only) in the failed index")
+	}
+	for _, f := range []struct {
+		fx     fixture
+		status pipeline.WorkflowStatus
+		err    string
+	}{{a, pipeline.WorkflowCompleted, ""}, {b, pipeline.WorkflowFailed, "boom"}} {
+		wf, err := repo.GetWorkflow(ctx, f.fx.doc.ID, f.fx.wf.ID)
+		if err != nil || wf.Status != f.status || wf.Error != f.err || !wf.UpdatedAt.After(wf.CreatedAt) {
+			t.Fatalf("GetWorkflow = %+v, %v; want %s %q", wf, err, f.status, f.err)
+		}
+		listed, _, err := repo.ListProjectWorkflows(ctx, f.fx.doc.ProjectID, 1, "")
+		if err != nil || len(listed) != 1 || listed[0].Status != f.status || listed[0].Error != f.err {
+			t.Fatalf("project listing = %+v, %v; want %s", listed, err, f.status)
+		}
+		if p := progress(t, repo, f.fx.wf.ID); p.Status != f.status || p.Error != f.err {
+			t.Fatalf("step item = %s %q, want %s %q", p.Status, p.Error, f.status, f.err)
+		}
+	}
+	// A failed workflow can be retried; the error clears.
+	if ok, err := repo.SetWorkflowStatus(ctx, b.ref, []pipeline.WorkflowStatus{pipeline.WorkflowFailed}, pipeline.WorkflowInProgress, ""); !ok || err != nil {
+		t.Fatalf("retry: %v, %v", ok, err)
+	}
+	if p := progress(t, repo, b.wf.ID); p.Status != pipeline.WorkflowInProgress || p.Error != "" {
+		t.Fatalf("retried workflow = %s %q", p.Status, p.Error)
+	}
+}
+
+func testWorkflowStatusRace(t *testing.T, tb table.Table, cfg config) {
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	var applied atomic.Int64
+	cfg.race(cfg.racers, func(int) {
+		ok, err := repo.SetWorkflowStatus(t.Context(), f.ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, "")
+		if err != nil {
+			t.Errorf("SetWorkflowStatus: %v", err)
+		}
+		if ok {
+			applied.Add(1)
+		}
+	})
+	if applied.Load() != 1 {
+		t.Fatalf("%d racers: %d applied, want 1", cfg.racers, applied.Load())
+	}
+}
+
+// testListByStatusOrder: the merged index is newest first across shards and
+// honours the limit. Its clock is far ahead of real time, so on a shared
+// table these workflows are the newest whatever else runs.
+func testListByStatusOrder(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	var tick atomic.Int64
+	base := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
+	repo := pipeline.NewRepository(tb, pipeline.WithClock(func() time.Time {
+		return base.Add(time.Duration(tick.Add(1)) * time.Minute)
+	}))
+	const n = 12
+	var started []string // oldest first
+	shards := map[int]bool{}
+	for range n {
+		f := setup(t, repo)
+		if ok, err := repo.SetWorkflowStatus(ctx, f.ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); !ok || err != nil {
+			t.Fatalf("start: %v, %v", ok, err)
+		}
+		started = append(started, f.wf.ID)
+		shards[pipeline.StatusShard(f.wf.ID)] = true
+		t.Cleanup(func() { // keep the shared index clean for later runs
+			repo.SetWorkflowStatus(context.Background(), f.ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowCompleted, "")
+		})
+	}
+	want := reversed(started)
+	for _, limit := range []int{1, 5, n} {
+		list, err := repo.ListByStatus(ctx, pipeline.WorkflowInProgress, limit)
+		if err != nil {
+			t.Fatalf("ListByStatus: %v", err)
+		}
+		var got []string
+		for _, p := range list {
+			got = append(got, p.WorkflowID)
+		}
+		if !slices.Equal(got, want[:limit]) {
+			t.Fatalf("ListByStatus(limit %d) = %v, want %v (from %d shards)", limit, got, want[:limit], len(shards))
+		}
+	}
+	// Updating a workflow's status moves it to the front.
+	oldest := started[0]
+	p := progress(t, repo, oldest)
+	ref := pipeline.WorkflowRef{ProjectID: p.ProjectID, DocumentID: p.DocumentID, WorkflowID: oldest}
+	if ok, err := repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "x"); !ok || err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowFailed}, pipeline.WorkflowInProgress, ""); !ok || err != nil {
+		t.Fatal(err)
+	}
+	list, err := repo.ListByStatus(ctx, pipeline.WorkflowInProgress, 2)
+	if err != nil || len(list) != 2 || list[0].WorkflowID != oldest || list[1].WorkflowID != want[0] {
+		t.Fatalf("after an update ListByStatus = %+v, %v; want %s first", list, err, oldest)
+	}
+}
+
+func testUpdateWorkflowInfo(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	mime, exec, total := "application/pdf", "exec-"+f.wf.ID, 7
+	err := repo.UpdateWorkflowInfo(ctx, f.ref, pipeline.WorkflowInfo{
+		MIMEType: &mime, ExecutionID: &exec, TotalSegments: &total,
+		Preprocessing: map[string]string{pipeline.StepSegmentPrep: "completed"},
+	})
+	if err != nil {
+		t.Fatalf("UpdateWorkflowInfo: %v", err)
+	}
+	if err := repo.UpdateWorkflowInfo(ctx, f.ref, pipeline.WorkflowInfo{Preprocessing: map[string]string{pipeline.StepOCR: "skipped"}}); err != nil {
+		t.Fatalf("UpdateWorkflowInfo: %v", err)
+	}
+	wantPre := map[string]string{pipeline.StepSegmentPrep: "completed", pipeline.StepOCR: "skipped"}
+	meta, err := repo.GetWorkflow(ctx, f.doc.ID, f.wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _, err := repo.ListProjectWorkflows(ctx, f.doc.ProjectID, 1, "")
+	if err != nil || len(listed) != 1 {
+		t.Fatal(listed, err)
+	}
+	for _, wf := range []pipeline.Workflow{meta, listed[0]} {
+		if wf.MIMEType != mime || wf.ExecutionID != exec || wf.TotalSegments != total || !mapsEqual(wf.Preprocessing, wantPre) ||
+			wf.FileName != f.wf.FileName || wf.Status != pipeline.WorkflowPending {
+			t.Fatalf("workflow = %+v", wf)
+		}
+	}
+	if p := progress(t, repo, f.wf.ID); p.TotalSegments != total || len(p.Steps) != len(stages()) {
+		t.Fatalf("step item total = %d", p.TotalSegments)
+	}
+	ghost := f.ref
+	ghost.WorkflowID = pipeline.NewID()
+	if err := repo.UpdateWorkflowInfo(ctx, ghost, pipeline.WorkflowInfo{MIMEType: &mime}); !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("update of a missing workflow: err = %v, want ErrNotFound", err)
+	}
+	wantMissing(t, tb, pipeline.WorkflowKey(ghost.DocumentID, ghost.WorkflowID))
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func makeSegments(wfID string, from, to int) []pipeline.Segment {
+	var segs []pipeline.Segment
+	for i := from; i <= to; i++ {
+		segs = append(segs, pipeline.Segment{
+			WorkflowID: wfID, Index: i, Kind: "page", Status: pipeline.SegmentPending,
+			TextKey: fmt.Sprintf("p/d/%s/segments/%06d/text.txt", wfID, i), Chars: i * 10,
+		})
+	}
+	return segs
+}
+
+func testSegmentsPaging(t *testing.T, tb table.Table, cfg config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	n := cfg.segments
+	for from := 1; from <= n; from += 500 {
+		if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, from, min(from+499, n))); err != nil {
+			t.Fatalf("PutSegments: %v", err)
+		}
+	}
+	// Idempotent: writing a batch again changes nothing but its items.
+	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, 150)); err != nil {
+		t.Fatalf("PutSegments again: %v", err)
+	}
+	next, token, pages := 1, "", 0
+	for {
+		segs, tok, err := repo.ListSegments(ctx, f.wf.ID, 1000, token)
+		if err != nil {
+			t.Fatalf("ListSegments: %v", err)
+		}
+		pages++
+		for _, s := range segs {
+			if s.Index != next || s.WorkflowID != f.wf.ID || s.Chars != next*10 || s.Status != pipeline.SegmentPending {
+				t.Fatalf("segment %+v, want index %d", s, next)
+			}
+			next++
+		}
+		if token = tok; token == "" || pages > n {
+			break
+		}
+	}
+	if next-1 != n {
+		t.Fatalf("paged through %d segments, want %d", next-1, n)
+	}
+	if pages < 2 && n > 1000 {
+		t.Fatalf("%d segments came in %d page(s) of at most 1000", n, pages)
+	}
+	s, err := repo.GetSegment(ctx, f.wf.ID, n/2)
+	if err != nil || s.Index != n/2 || s.TextKey == "" {
+		t.Fatalf("GetSegment = %+v, %v", s, err)
+	}
+	if _, err := repo.GetSegment(ctx, f.wf.ID, n+1); !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("GetSegment past the end: err = %v", err)
+	}
+	// The segments do not leak into the workflow's other listings.
+	if trs, err := repo.ListTransitions(ctx, f.wf.ID); err != nil || len(trs) != 0 {
+		t.Fatalf("ListTransitions = %v, %v", trs, err)
+	}
+}
+
+// testFinishSegmentRace: racing workers finishing the same segments count
+// each exactly once.
+func testFinishSegmentRace(t *testing.T, tb table.Table, cfg config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	const segs = 10
+	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, segs)); err != nil {
+		t.Fatal(err)
+	}
+	outcome := func(i int) pipeline.SegmentStatus {
+		switch i % 5 {
+		case 0:
+			return pipeline.SegmentFailed
+		case 1:
+			return pipeline.SegmentSkipped
+		}
+		return pipeline.SegmentDone
+	}
+	var applied atomic.Int64
+	cfg.race(max(cfg.racers, 2*segs), func(w int) {
+		i := w%segs + 1
+		ok, err := repo.FinishSegment(ctx, f.wf.ID, i, outcome(i), pipeline.SegmentResult{Language: "en", ResultKey: fmt.Sprintf("r/%d", i)})
+		if err != nil {
+			t.Errorf("FinishSegment %d: %v", i, err)
+		}
+		if ok {
+			applied.Add(1)
+		}
+	})
+	if applied.Load() != segs {
+		t.Fatalf("%d finishes applied, want %d (one per segment)", applied.Load(), segs)
+	}
+	p := progress(t, repo, f.wf.ID)
+	if p.SegmentsDone != 6 || p.SegmentsFailed != 2 || p.SegmentsSkipped != 2 {
+		t.Fatalf("counters done=%d failed=%d skipped=%d, want 6/2/2", p.SegmentsDone, p.SegmentsFailed, p.SegmentsSkipped)
+	}
+	s, err := repo.GetSegment(ctx, f.wf.ID, 3)
+	if err != nil || s.Status != pipeline.SegmentDone || s.Language != "en" || s.ResultKey != "r/3" || s.TextKey == "" || s.Chars != 30 {
+		t.Fatalf("finished segment = %+v, %v", s, err)
+	}
+}
+
+func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, 4)); err != nil {
+		t.Fatal(err)
+	}
+	finish := func(i int, to pipeline.SegmentStatus, errMsg string) (bool, error) {
+		return repo.FinishSegment(ctx, f.wf.ID, i, to, pipeline.SegmentResult{Error: errMsg, Keywords: []string{"k"}})
+	}
+	counters := func(done, failed, skipped int) {
+		t.Helper()
+		p := progress(t, repo, f.wf.ID)
+		if p.SegmentsDone != done || p.SegmentsFailed != failed || p.SegmentsSkipped != skipped {
+			t.Fatalf("counters %d/%d/%d, want %d/%d/%d", p.SegmentsDone, p.SegmentsFailed, p.SegmentsSkipped, done, failed, skipped)
+		}
+	}
+	for i, to := range []pipeline.SegmentStatus{pipeline.SegmentFailed, pipeline.SegmentFailed, pipeline.SegmentDone, pipeline.SegmentSkipped} {
+		if ok, err := finish(i+1, to, map[bool]string{true: "bad page"}[to == pipeline.SegmentFailed]); !ok || err != nil {
+			t.Fatalf("finish %d: %v, %v", i+1, ok, err)
+		}
+	}
+	counters(1, 2, 1)
+	failed, err := repo.FailedSegments(ctx, f.wf.ID)
+	if err != nil || len(failed) != 2 || failed[0].Index != 1 || failed[1].Index != 2 || failed[0].Error != "bad page" {
+		t.Fatalf("FailedSegments = %+v, %v", failed, err)
+	}
+	// Re-run of a failed segment that now succeeds: uncounted as failed.
+	if ok, err := finish(1, pipeline.SegmentDone, ""); !ok || err != nil {
+		t.Fatalf("re-run: %v, %v", ok, err)
+	}
+	counters(2, 1, 1)
+	if s, _ := repo.GetSegment(ctx, f.wf.ID, 1); s.Error != "" || s.Status != pipeline.SegmentDone {
+		t.Fatalf("re-run segment = %+v", s)
+	}
+	// Re-run that fails again: still counted once.
+	if ok, err := finish(2, pipeline.SegmentFailed, "still bad"); ok || err != nil {
+		t.Fatalf("failing re-run: %v, %v", ok, err)
+	}
+	counters(2, 1, 1)
+	if s, _ := repo.GetSegment(ctx, f.wf.ID, 2); s.Error != "still bad" {
+		t.Fatalf("failing re-run kept error %q", s.Error)
+	}
+	// Retries of committed finishes are no-ops; contradicting them is stale.
+	if ok, err := finish(1, pipeline.SegmentDone, ""); ok || err != nil {
+		t.Fatalf("retried finish: applied=%v err=%v, want a no-op", ok, err)
+	}
+	ok, err := finish(3, pipeline.SegmentFailed, "late")
+	wantStale(t, "fail a done segment", ok, err)
+	counters(2, 1, 1)
+	if _, err := finish(99, pipeline.SegmentDone, ""); !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("finish of a missing segment: err = %v, want ErrNotFound", err)
+	}
+	if _, err := finish(4, pipeline.SegmentPending, ""); err == nil {
+		t.Fatal("finishing as pending accepted")
+	}
+	if failed, err := repo.FailedSegments(ctx, f.wf.ID); err != nil || len(failed) != 1 || failed[0].Index != 2 {
+		t.Fatalf("FailedSegments after re-runs = %+v, %v", failed, err)
+	}
+}
