@@ -118,7 +118,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 
 	home := t.TempDir()
 	kills := 0
-	for _, delay := range []time.Duration{20, 60, 120, 200, 300, 450, 650, 900} {
+	for _, delay := range []time.Duration{30, 80, 150, 250, 400, 600, 900, 1300, 1800, 2500} {
 		cmd := exec.Command(bin, args(home)...)
 		var stdout bytes.Buffer
 		cmd.Stdout = &stdout

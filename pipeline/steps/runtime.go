@@ -163,6 +163,15 @@ func (h *handlers) batch(step string, body stepFunc) pipeline.Handler {
 		if in.Step != step || in.Batch == nil {
 			return nil, &pipeline.InvalidInputError{Reason: fmt.Sprintf("step %q needs a batch", step)}
 		}
+		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
+		if err != nil {
+			return nil, storageErr("read progress", err)
+		}
+		if done(prog.Steps[step].Status) {
+			// A resumed execution passing through a fan-out that a later
+			// step already closed.
+			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
+		}
 		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
 			return nil, storageErr("start step", err)
 		}
