@@ -1,0 +1,38 @@
+# The same module against LocalStack: every service endpoint points at
+# var.endpoint, with LocalStack's dummy credentials.
+provider "aws" {
+  region     = var.region
+  access_key = "test"
+  secret_key = "test"
+
+  s3_use_path_style           = true
+  skip_credentials_validation = true
+  skip_metadata_api_check     = true
+  skip_requesting_account_id  = true
+
+  endpoints {
+    dynamodb = var.endpoint
+    events   = var.endpoint
+    iam      = var.endpoint
+    lambda   = var.endpoint
+    logs     = var.endpoint
+    s3       = var.endpoint
+    sfn      = var.endpoint
+    sts      = var.endpoint
+  }
+}
+
+module "docpipe" {
+  source = "../../modules/docpipe"
+
+  name       = var.name
+  steps_zip  = var.steps_zip
+  ingest_zip = var.ingest_zip
+
+  # A throwaway deployment: destroy must always succeed.
+  bucket_name                    = "${var.name}-local"
+  bucket_force_destroy           = true
+  point_in_time_recovery_enabled = false
+  reconcile_schedule_expression  = null
+  log_retention_days             = 1
+}

@@ -1,0 +1,245 @@
+################################################################################
+# General
+################################################################################
+
+variable "name" {
+  description = "Name prefix of every resource (table, functions, state machine, roles, rules)."
+  type        = string
+  default     = "docpipe"
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_-]{1,40}$", var.name))
+    error_message = "name must be 1-40 letters, digits, '-' or '_' (it prefixes function and role names)."
+  }
+}
+
+variable "tags" {
+  description = "Tags added to every resource that supports them."
+  type        = map(string)
+  default     = {}
+}
+
+variable "project" {
+  description = "Project that documents uploaded to the bucket join (DOCPIPE_PROJECT of the ingest function)."
+  type        = string
+  default     = "default"
+}
+
+variable "incoming_prefix" {
+  description = "S3 key prefix of uploads to process (DOCPIPE_INCOMING_PREFIX); only Object Created events under it reach the ingest function."
+  type        = string
+  default     = "incoming/"
+
+  validation {
+    condition     = length(var.incoming_prefix) > 0
+    error_message = "incoming_prefix must not be empty: the pipeline writes its own outputs to the same bucket, and those must not trigger ingestion."
+  }
+}
+
+################################################################################
+# DynamoDB table
+################################################################################
+
+variable "table_name" {
+  description = "Name of the DynamoDB table; null uses var.name."
+  type        = string
+  default     = null
+}
+
+variable "table_kms_key_arn" {
+  description = "Customer managed KMS key for the table's server-side encryption; null uses the AWS managed key (alias/aws/dynamodb). The key policy must allow use through DynamoDB (kms:ViaService) by the account's principals."
+  type        = string
+  default     = null
+}
+
+variable "point_in_time_recovery_enabled" {
+  description = "Whether point-in-time recovery is enabled on the table."
+  type        = bool
+  default     = true
+}
+
+variable "table_deletion_protection_enabled" {
+  description = "Whether the table is protected against deletion (terraform destroy fails while it is on)."
+  type        = bool
+  default     = false
+}
+
+################################################################################
+# S3 bucket
+################################################################################
+
+variable "bucket_name" {
+  description = "Name of the S3 bucket; null lets S3 generate a unique name prefixed with var.name."
+  type        = string
+  default     = null
+}
+
+variable "bucket_force_destroy" {
+  description = "Whether terraform destroy deletes the bucket even when it still holds objects."
+  type        = bool
+  default     = false
+}
+
+variable "abort_incomplete_multipart_upload_days" {
+  description = "Days after which incomplete multipart uploads (large outputs written by the steps) are aborted."
+  type        = number
+  default     = 2
+}
+
+variable "noncurrent_version_expiration_days" {
+  description = "Days after which noncurrent object versions (overwritten step outputs) expire."
+  type        = number
+  default     = 30
+}
+
+variable "incoming_expiration_days" {
+  description = "Days after which uploads under incoming_prefix expire (ingestion copies each upload to its document's source key); null keeps them."
+  type        = number
+  default     = null
+}
+
+################################################################################
+# Lambda functions
+################################################################################
+
+variable "steps_zip" {
+  description = "Path of the steps function's zip (bootstrap built from ./cmd/steps by `make package`)."
+  type        = string
+}
+
+variable "ingest_zip" {
+  description = "Path of the ingest function's zip (bootstrap built from ./cmd/ingest by `make package`)."
+  type        = string
+}
+
+variable "steps_memory_size" {
+  description = "Memory of the steps function in MB (CPU grows with it; 1769 MB is one full vCPU)."
+  type        = number
+  default     = 2048
+}
+
+variable "steps_timeout" {
+  description = "Timeout of the steps function in seconds; at least the longest TimeoutSeconds of a task in the state machine (900)."
+  type        = number
+  default     = 900
+
+  validation {
+    condition     = var.steps_timeout >= 1 && var.steps_timeout <= 900
+    error_message = "steps_timeout must be between 1 and 900 seconds."
+  }
+}
+
+variable "steps_ephemeral_storage_size" {
+  description = "Size of the steps function's /tmp in MB, where sources are downloaded for extraction."
+  type        = number
+  default     = 2048
+}
+
+variable "steps_reserved_concurrency" {
+  description = "Reserved concurrent executions of the steps function; -1 leaves it unreserved. Bounds the load the pipeline puts on DynamoDB and S3."
+  type        = number
+  default     = -1
+}
+
+variable "pdf_backend" {
+  description = "PDF text extractor of the steps function (DOCPIPE_PDF_BACKEND): go, auto or poppler. The Lambda runtime has no pdftotext, so go is the default."
+  type        = string
+  default     = "go"
+
+  validation {
+    condition     = contains(["auto", "poppler", "go"], var.pdf_backend)
+    error_message = "pdf_backend must be auto, poppler or go."
+  }
+}
+
+variable "ingest_memory_size" {
+  description = "Memory of the ingest function in MB."
+  type        = number
+  default     = 256
+}
+
+variable "ingest_timeout" {
+  description = "Timeout of the ingest function in seconds."
+  type        = number
+  default     = 60
+}
+
+variable "ingest_reserved_concurrency" {
+  description = "Reserved concurrent executions of the ingest function; -1 leaves it unreserved."
+  type        = number
+  default     = -1
+}
+
+variable "lambda_tracing_mode" {
+  description = "X-Ray tracing mode of both functions: PassThrough or Active (Active also grants the X-Ray write actions)."
+  type        = string
+  default     = "PassThrough"
+
+  validation {
+    condition     = contains(["PassThrough", "Active"], var.lambda_tracing_mode)
+    error_message = "lambda_tracing_mode must be PassThrough or Active."
+  }
+}
+
+variable "log_retention_days" {
+  description = "Retention in days of the functions' and the state machine's CloudWatch log groups."
+  type        = number
+  default     = 30
+}
+
+variable "log_kms_key_arn" {
+  description = "KMS key encrypting the CloudWatch log groups; null uses CloudWatch Logs' default encryption."
+  type        = string
+  default     = null
+}
+
+################################################################################
+# State machine
+################################################################################
+
+variable "definition_file" {
+  description = "Path of the Lambda-mode ASL definition (generated by `make generate`); null uses statemachine/definitions/docpipe.lambda.asl.json of this repository, found relative to the module. Its only placeholder, $${steps_function_arn}, is filled with templatefile."
+  type        = string
+  default     = null
+}
+
+variable "state_machine_log_level" {
+  description = "Step Functions logging level: ALL, ERROR, FATAL or OFF."
+  type        = string
+  default     = "ERROR"
+
+  validation {
+    condition     = contains(["ALL", "ERROR", "FATAL", "OFF"], var.state_machine_log_level)
+    error_message = "state_machine_log_level must be ALL, ERROR, FATAL or OFF."
+  }
+}
+
+variable "state_machine_include_execution_data" {
+  description = "Whether state machine logs include execution input and output (document ids, error causes)."
+  type        = bool
+  default     = true
+}
+
+variable "state_machine_tracing_enabled" {
+  description = "Whether X-Ray tracing is enabled on the state machine (also grants its X-Ray write actions)."
+  type        = bool
+  default     = false
+}
+
+variable "reconcile_schedule_expression" {
+  description = "EventBridge schedule on which the ingest function reconciles every in-progress workflow with its execution (a safety net for missed status-change events); null disables it."
+  type        = string
+  default     = "rate(1 hour)"
+}
+
+variable "event_maximum_retry_attempts" {
+  description = "How often EventBridge retries delivering an upload or status-change event to the ingest function."
+  type        = number
+  default     = 185
+}
+
+variable "event_maximum_age_seconds" {
+  description = "How long EventBridge keeps retrying an undelivered event, in seconds."
+  type        = number
+  default     = 86400
+}
