@@ -16,7 +16,7 @@ build: ## build the docpipe, steps and ingest binaries into ./bin
 
 .PHONY: run-sample
 run-sample: ## run the main job on the bundled samples (embedded default)
-	$(GO) run ./cmd/docpipe run --home .docpipe samples/
+	$(GO) run ./cmd/docpipe run --home .docpipe samples/docs
 
 .PHONY: test
 test: ## all tests with -race; with moto_server installed, also the AWS conformance and integration suites
