@@ -164,3 +164,37 @@ func TestUsageErrors(t *testing.T) {
 		t.Error("missing file: want an error")
 	}
 }
+
+// ingest registers without processing; work then finishes what is pending.
+func TestIngestThenWork(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	out, err := cli(t, "ingest", "--home", home, "--json", "--no-start", filepath.Join(docs, "notes.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs := decodeLines[ingestResult](t, out)
+	if len(regs) != 1 || regs[0].Status != "pending" || regs[0].WorkflowID == "" {
+		t.Fatalf("ingest: %+v", regs)
+	}
+	out, err = cli(t, "status", "--home", home, "--json")
+	if err != nil || !strings.Contains(out, regs[0].WorkflowID) {
+		t.Fatalf("a registered workflow must be listed as waiting: %s, %v", out, err)
+	}
+	if _, err := cli(t, "work", "--home", home, "--progress", "none"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cli(t, "status", "--home", home, "--json", regs[0].WorkflowID)
+	if err != nil || !strings.Contains(out, `"status": "completed"`) {
+		t.Errorf("after work: %s, %v", out, err)
+	}
+	// Ingesting the same content again finds the finished analysis.
+	out, err = cli(t, "ingest", "--home", home, "--json", "--no-start", filepath.Join(docs, "notes.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := decodeLines[ingestResult](t, out)
+	if len(again) != 1 || again[0].WorkflowID != regs[0].WorkflowID || !again[0].Existing {
+		t.Errorf("re-ingest: %+v", again)
+	}
+}
