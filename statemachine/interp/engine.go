@@ -109,6 +109,19 @@ func (SystemClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// AfterFunc runs f after d on a runtime timer; the returned function
+// stops it.
+func (SystemClock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	return time.AfterFunc(d, f).Stop
+}
+
+// afterFuncClock is a Clock that can schedule a callback without a waiting
+// goroutine. Fake clocks need not implement it: the engine then sleeps in a
+// goroutine through Sleep, which they control.
+type afterFuncClock interface {
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
 // DefaultMaxConcurrency caps a Map whose MaxConcurrency is 0 (unbounded in
 // the specification): in-process iterations share the machine's cores, so
 // more goroutines than this only add scheduling overhead.

@@ -141,7 +141,7 @@ func (s *scriptedTasks) Invoke(ctx context.Context, resource string, input json.
 	return input, nil
 }
 
-// recordingClock notes every sleep the engine requests.
+// recordingClock notes every sleep and timer the engine requests.
 type recordingClock struct {
 	SystemClock
 	mu     sync.Mutex
@@ -153,6 +153,14 @@ func (c *recordingClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.sleeps = append(c.sleeps, d.Seconds())
 	c.mu.Unlock()
 	return c.SystemClock.Sleep(ctx, d)
+}
+
+// AfterFunc notes a timer (a task timeout) like a sleep of the same length.
+func (c *recordingClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	c.sleeps = append(c.sleeps, d.Seconds())
+	c.mu.Unlock()
+	return c.SystemClock.AfterFunc(d, f)
 }
 
 func readJSON(t *testing.T, path string, v any) bool {

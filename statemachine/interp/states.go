@@ -371,7 +371,11 @@ func invokeWithTimers(ctx context.Context, clock Clock, tasks TaskInvoker, resou
 		done <- result{out, err}
 	}()
 	var wg sync.WaitGroup
-	if tc.Timeout > 0 {
+	if af, ok := clock.(afterFuncClock); ok && tc.Timeout > 0 {
+		// The real clock arms a runtime timer: no goroutine parked per task.
+		stop := af.AfterFunc(tc.Timeout, func() { cancel(errTaskTimeout) })
+		defer stop()
+	} else if tc.Timeout > 0 {
 		wg.Go(func() {
 			if clock.Sleep(tctx, tc.Timeout) == nil {
 				cancel(errTaskTimeout)
