@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
 // docs are the bundled sample documents of every supported format.
@@ -196,5 +199,31 @@ func TestIngestThenWork(t *testing.T) {
 	again := decodeLines[ingestResult](t, out)
 	if len(again) != 1 || again[0].WorkflowID != regs[0].WorkflowID || !again[0].Existing {
 		t.Errorf("re-ingest: %+v", again)
+	}
+}
+
+// The per-page request counts of a run are the AWS cost goals: at most 0.1
+// state transitions, 1.2 table writes and 1.2 blob PUTs per page. These are
+// counts, not timings, so they are asserted.
+func TestCostPerPage(t *testing.T) {
+	t.Parallel()
+	pdf := filepath.Join(t.TempDir(), "gen.pdf")
+	if err := pdfgen.WriteFile(pdf, pdfgen.Options{Pages: 400, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"run", "--home", t.TempDir(), "--progress", "none", "--pdf", "go", "--cost", pdf}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var pages int
+	var transitions, writes, reads, puts, gets float64
+	line := stderr.String()[strings.Index(stderr.String(), "cost:"):]
+	if _, err := fmt.Sscanf(line, "cost: %d segments processed; per segment: %f state transitions, %f table writes, %f table reads, %f blob PUTs, %f blob reads",
+		&pages, &transitions, &writes, &reads, &puts, &gets); err != nil {
+		t.Fatalf("cost line %q: %v", line, err)
+	}
+	t.Logf("per page: %.3f transitions, %.3f table writes, %.3f blob PUTs", transitions, writes, puts)
+	if pages != 400 || transitions > 0.1 || writes > 1.2 || puts > 1.2 || transitions == 0 || writes == 0 || puts == 0 {
+		t.Errorf("cost over the goals: %s", line)
 	}
 }

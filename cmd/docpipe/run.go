@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/metered"
 	"github.com/docpipe/docpipe/statemachine/embedded"
+	"github.com/docpipe/docpipe/statemachine/interp"
 )
 
 // runFlags are shared by run, ingest and work.
@@ -30,6 +33,7 @@ type runFlags struct {
 	jsonOut     bool
 	progress    string
 	verbose     bool
+	cost        bool
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -40,6 +44,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per document instead of a table")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
 	fs.BoolVar(&f.verbose, "v", false, "log every step")
+	fs.BoolVar(&f.cost, "cost", false, "print per-page request counts (state transitions, table and blob requests) as they would be billed on AWS")
 }
 
 func envOr(name, def string) string {
@@ -95,6 +100,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := report(stdout, results, f.jsonOut); err != nil {
 		return err
 	}
+	if f.cost {
+		lp.reportCost(stderr, results)
+	}
 	for _, r := range results {
 		if r.Status != string(pipeline.WorkflowCompleted) {
 			return exitError{1}
@@ -105,16 +113,23 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // localPipeline is the embedded default wired together.
 type localPipeline struct {
-	backend  *backend.Backend
-	ingester *pipeline.Ingester
-	engine   *embedded.Engine
-	logger   *slog.Logger
+	backend     *backend.Backend
+	ingester    *pipeline.Ingester
+	engine      *embedded.Engine
+	logger      *slog.Logger
+	meter       *metered.Meter
+	transitions atomic.Int64 // states entered, in every execution
 }
 
 func openLocalPipeline(ctx context.Context, f runFlags, stderr io.Writer) (*localPipeline, error) {
 	b, err := backend.OpenLocal(f.home)
 	if err != nil {
 		return nil, err
+	}
+	lp := &localPipeline{backend: b}
+	if f.cost {
+		lp.meter = &metered.Meter{}
+		b.Meter(lp.meter)
 	}
 	level := slog.LevelWarn
 	if f.verbose {
@@ -126,7 +141,11 @@ func openLocalPipeline(ctx context.Context, f runFlags, stderr io.Writer) (*loca
 		b.Close()
 		return nil, err
 	}
-	eng, err := embedded.New(reg, b.Blobs, embedded.Options{})
+	eng, err := embedded.New(reg, b.Blobs, embedded.Options{OnEvent: func(e interp.Event) {
+		if e.Type == interp.StateEntered {
+			lp.transitions.Add(1)
+		}
+	}})
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -136,7 +155,28 @@ func openLocalPipeline(ctx context.Context, f runFlags, stderr io.Writer) (*loca
 		b.Close()
 		return nil, err
 	}
-	return &localPipeline{backend: b, ingester: ig, engine: eng, logger: logger}, nil
+	lp.ingester, lp.engine, lp.logger = ig, eng, logger
+	return lp, nil
+}
+
+// reportCost prints what the run's requests would be on AWS, per segment
+// (a segment is a page of a PDF).
+func (lp *localPipeline) reportCost(w io.Writer, results []docResult) {
+	pages := 0
+	for _, r := range results {
+		if !r.Reused {
+			pages += r.Segments
+		}
+	}
+	c := lp.meter.Counts()
+	per := func(n int64) float64 {
+		if pages == 0 {
+			return 0
+		}
+		return float64(n) / float64(pages)
+	}
+	fmt.Fprintf(w, "cost: %d segments processed; per segment: %.3f state transitions, %.3f table writes, %.3f table reads, %.3f blob PUTs, %.3f blob reads\n",
+		pages, per(lp.transitions.Load()), per(c.TableWrites), per(c.TableReads), per(c.BlobPuts), per(c.BlobReads))
 }
 
 func (lp *localPipeline) Close() error { return lp.backend.Close() }

@@ -15,6 +15,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/metered"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -27,6 +28,7 @@ const (
 	EnvProject         = "DOCPIPE_PROJECT"           // project new documents belong to
 	EnvIncomingPrefix  = "DOCPIPE_INCOMING_PREFIX"   // S3 key prefix uploads arrive under
 	EnvActivityPrefix  = "DOCPIPE_ACTIVITY_PREFIX"   // activity name prefix (worker mode)
+	EnvTaskQueueURL    = "DOCPIPE_TASK_QUEUE_URL"    // SQS queue of queue-mode tasks (worker mode)
 	EnvPDFBackend      = "DOCPIPE_PDF_BACKEND"       // auto, poppler or go
 )
 
@@ -55,6 +57,13 @@ func (b *Backend) Close() error {
 		errs = append(errs, b.closers[i]())
 	}
 	return errors.Join(errs...)
+}
+
+// Meter makes every table and blob request of b count on m.
+func (b *Backend) Meter(m *metered.Meter) {
+	b.Table = m.Table(b.Table)
+	b.Blobs = m.Store(b.Blobs)
+	b.Repo = pipeline.NewRepository(b.Table)
 }
 
 // Local layout under the home directory.
