@@ -18,11 +18,7 @@ import (
 // segmentPrep sniffs the real format from the bytes, enforces the limits
 // and records what it found. Every rejection names its reason.
 func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput) (outcome, error) {
-	doc, err := h.Repo.GetDocument(ctx, in.Workflow.ProjectID, in.Workflow.DocumentID)
-	if err != nil {
-		return outcome{}, storageErr("read document", err)
-	}
-	path, cleanup, err := h.tempFile(ctx, doc.BlobKey)
+	path, cleanup, err := h.downloadSource(ctx, in.Workflow)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -64,11 +60,7 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (out
 	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactPrep), &prep); err != nil {
 		return outcome{}, err
 	}
-	doc, err := h.Repo.GetDocument(ctx, in.Workflow.ProjectID, in.Workflow.DocumentID)
-	if err != nil {
-		return outcome{}, storageErr("read document", err)
-	}
-	path, cleanup, err := h.tempFile(ctx, doc.BlobKey)
+	path, cleanup, err := h.downloadSource(ctx, in.Workflow)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -161,11 +153,7 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, err
 	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactPrep), &prep); err != nil {
 		return outcome{}, err
 	}
-	doc, err := h.Repo.GetDocument(ctx, in.Workflow.ProjectID, in.Workflow.DocumentID)
-	if err != nil {
-		return outcome{}, storageErr("read document", err)
-	}
-	path, cleanup, err := h.tempFile(ctx, doc.BlobKey)
+	path, cleanup, err := h.downloadSource(ctx, in.Workflow)
 	if err != nil {
 		return outcome{}, err
 	}

@@ -229,6 +229,17 @@ func storageErr(what string, err error) error {
 	return &pipeline.TransientError{Reason: fmt.Sprintf("%s: %v", what, err)}
 }
 
+// downloadSource fetches the workflow's original document into a private
+// temp file (extractors and poppler read files) and returns its path and a
+// cleanup function.
+func (h *handlers) downloadSource(ctx context.Context, ref pipeline.WorkflowRef) (string, func(), error) {
+	doc, err := h.Repo.GetDocument(ctx, ref.ProjectID, ref.DocumentID)
+	if err != nil {
+		return "", nil, storageErr("read document", err)
+	}
+	return h.tempFile(ctx, doc.BlobKey)
+}
+
 // tempFile downloads a blob into a private temp file and returns its path
 // and a cleanup function.
 func (h *handlers) tempFile(ctx context.Context, key string) (string, func(), error) {
