@@ -47,7 +47,7 @@ lint: ## gofmt, go vet and staticcheck
 
 .PHONY: bench
 bench: ## benchmarks: orchestration, extraction, analysis, state, end-to-end runs
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 30m $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
 
 .PHONY: generate
 generate: ## regenerate the committed state machine definitions
