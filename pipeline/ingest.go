@@ -114,9 +114,12 @@ func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registrati
 		Status: WorkflowPending, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := ig.Repo.CreateWorkflow(ctx, doc, wf, ig.Definition.Stages); err != nil {
-		if errors.Is(err, ErrAlreadyExists) && req.WorkflowID != "" {
-			// Lost a race with a concurrent delivery of the same event.
-			if reg, ok, err2 := ig.existingWorkflow(ctx, req.WorkflowID); err2 == nil && ok {
+		if errors.Is(err, ErrAlreadyExists) {
+			// Either our own create committed and a retry of it (after a
+			// lost response) found it, or a concurrent delivery of the same
+			// event won the race. Both leave the workflow in place.
+			if reg, ok, err2 := ig.existingWorkflow(ctx, wfID); err2 == nil && ok {
+				reg.Existing = reg.Document.ID != docID
 				return reg, nil
 			}
 		}

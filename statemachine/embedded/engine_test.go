@@ -3,10 +3,10 @@ package embedded_test
 import (
 	"context"
 	"io"
-	"sync"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
