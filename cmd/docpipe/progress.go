@@ -99,11 +99,21 @@ func (p *poller) poll() {
 	}
 	p.mu.Unlock()
 	for _, t := range ts {
+		p.mu.Lock()
+		last := t.done
+		p.mu.Unlock()
 		prog, err := p.repo.GetProgress(context.Background(), t.wf.ID)
 		if err != nil {
 			continue
 		}
 		p.onPoll(t, prog)
+		if last {
+			// Shown in its final state: stop polling it, so a long batch
+			// of documents costs reads only for those still running.
+			p.mu.Lock()
+			delete(p.tracked, t.wf.ID)
+			p.mu.Unlock()
+		}
 	}
 }
 
@@ -225,7 +235,10 @@ func (b *barProgress) update(t *tracked, prog pipeline.StepProgress) {
 		t.bar.SetTotal(int64(prog.TotalSegments), false)
 		t.bar.SetCurrent(int64(segmentsFinished(prog)))
 	}
-	if t.done || prog.Status == pipeline.WorkflowCompleted || prog.Status == pipeline.WorkflowFailed {
+	b.p.mu.Lock()
+	done := t.done
+	b.p.mu.Unlock()
+	if done || prog.Status == pipeline.WorkflowCompleted || prog.Status == pipeline.WorkflowFailed {
 		if prog.Status == pipeline.WorkflowFailed {
 			t.bar.Abort(false)
 			return
