@@ -2,11 +2,14 @@
 //
 //	steps [lambda]   Lambda function: the payload's "step" picks the handler
 //	steps worker     activity worker: polls every step's activity
+//	steps worker --queue URL
+//	                 queue worker: serves the tasks a queue-mode state
+//	                 machine sends to an SQS queue
 //
 // Configuration: DOCPIPE_TABLE, DOCPIPE_BUCKET, DOCPIPE_PDF_BACKEND, and for
-// the worker DOCPIPE_ACTIVITY_PREFIX (the definition's activity ARN prefix,
-// or a name prefix completed from DOCPIPE_STATE_MACHINE_ARN); AWS settings
-// from the SDK's chain.
+// the worker either DOCPIPE_TASK_QUEUE_URL or DOCPIPE_ACTIVITY_PREFIX (the
+// definition's activity ARN prefix, or a name prefix completed from
+// DOCPIPE_STATE_MACHINE_ARN); AWS settings from the SDK's chain.
 package main
 
 import (
@@ -25,6 +28,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
@@ -105,6 +109,7 @@ func allSteps() []string {
 }
 
 type workerFlags struct {
+	queue       string
 	prefix      string
 	steps       string
 	concurrency int
@@ -118,6 +123,9 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, l
 	f, err := parseWorkerFlags(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if f.queue != "" {
+		return runQueueWorker(ctx, f, getenv, logger)
 	}
 	activities, err := activityARNs(f.prefix, getenv(backend.EnvStateMachineARN), f.steps)
 	if err != nil {
@@ -140,14 +148,29 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, l
 	return w.Run(ctx)
 }
 
+// runQueueWorker serves a queue-mode state machine's task queue.
+func runQueueWorker(ctx context.Context, f workerFlags, getenv func(string) string, logger *slog.Logger) error {
+	reg, clients, err := openRegistry(ctx, getenv, logger, f.parallelism)
+	if err != nil {
+		return err
+	}
+	w := &sfn.QueueWorker{
+		API: clients.SFN, Queue: sqs.NewFromConfig(clients.Config), QueueURL: f.queue, Handler: reg,
+		Concurrency: f.concurrency, Heartbeat: f.heartbeat, ShutdownGrace: f.grace, Logger: logger,
+	}
+	logger.Info("queue worker started", "queue", f.queue, "concurrency", f.concurrency)
+	return w.Run(ctx)
+}
+
 func parseWorkerFlags(args []string, getenv func(string) string, stderr io.Writer) (workerFlags, error) {
 	var f workerFlags
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	host, _ := os.Hostname()
+	fs.StringVar(&f.queue, "queue", getenv(backend.EnvTaskQueueURL), "URL of the SQS queue a queue-mode state machine sends tasks to; serves it instead of activities [$"+backend.EnvTaskQueueURL+"]")
 	fs.StringVar(&f.prefix, "activity-prefix", getenv(backend.EnvActivityPrefix), "activity ARN prefix (or name prefix, completed from "+backend.EnvStateMachineARN+") [$"+backend.EnvActivityPrefix+"]")
-	fs.StringVar(&f.steps, "steps", strings.Join(allSteps(), ","), "comma-separated steps to serve")
-	fs.IntVar(&f.concurrency, "concurrency", 0, "tasks run at once plus polls outstanding, across all activities (0: the number of activities served, at least 2 per core)")
+	fs.StringVar(&f.steps, "steps", strings.Join(allSteps(), ","), "comma-separated steps to serve (activities only: a queue carries every step)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "tasks run at once (plus, for activities, polls outstanding; 0: the number of activities served, at least 2 per core)")
 	fs.IntVar(&f.parallelism, "parallelism", 0, "work inside one task at once (0: cores)")
 	fs.DurationVar(&f.heartbeat, "heartbeat", sfn.DefaultHeartbeat, "heartbeat interval; keep it well under the definition's HeartbeatSeconds (60s)")
 	fs.DurationVar(&f.grace, "shutdown-grace", sfn.DefaultShutdownGrace, "on SIGTERM, how long running tasks may finish")
@@ -157,6 +180,9 @@ func parseWorkerFlags(args []string, getenv func(string) string, stderr io.Write
 	}
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if f.queue != "" && f.prefix != "" {
+		return f, errors.New("serve either a task queue (--queue) or activities (--activity-prefix), not both")
 	}
 	if f.concurrency < 0 {
 		return f, errors.New("--concurrency must not be negative")

@@ -103,3 +103,20 @@ func TestWorkerConfig(t *testing.T) {
 		t.Error("heartbeat above HeartbeatSeconds accepted")
 	}
 }
+
+func TestQueueWorkerFlags(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DOCPIPE_TASK_QUEUE_URL": "http://sqs/q"}
+	getenv := func(k string) string { return env[k] }
+	var buf bytes.Buffer
+	f, err := parseWorkerFlags(nil, getenv, &buf)
+	if err != nil || f.queue != "http://sqs/q" {
+		t.Fatalf("queue from the environment: %q, %v", f.queue, err)
+	}
+	if f, err = parseWorkerFlags([]string{"--queue", "http://sqs/other"}, getenv, &buf); err != nil || f.queue != "http://sqs/other" {
+		t.Fatalf("--queue: %q, %v", f.queue, err)
+	}
+	if _, err := parseWorkerFlags([]string{"--activity-prefix", "docpipe-"}, getenv, &buf); err == nil {
+		t.Error("both a queue and activities accepted")
+	}
+}

@@ -41,6 +41,22 @@ func (e *Executor) Start(ctx context.Context, input pipeline.ExecutionInput) (st
 	if err != nil {
 		return "", err
 	}
+	return e.start(ctx, input, name)
+}
+
+// StartRerun starts re-run number attempt (from 1) of a workflow that
+// PrepareRerun readied, in an execution named RerunExecutionName: names
+// are unique per state machine, so the workflow's own name is taken. Like
+// Start, starting the same attempt twice starts one execution.
+func (e *Executor) StartRerun(ctx context.Context, input pipeline.ExecutionInput, attempt int) (string, error) {
+	name, err := RerunExecutionName(input.Workflow.WorkflowID, attempt)
+	if err != nil {
+		return "", err
+	}
+	return e.start(ctx, input, name)
+}
+
+func (e *Executor) start(ctx context.Context, input pipeline.ExecutionInput, name string) (string, error) {
 	body, err := json.Marshal(input)
 	if err != nil {
 		return "", fmt.Errorf("sfn: encode execution input: %w", err)

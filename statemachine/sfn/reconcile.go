@@ -112,7 +112,7 @@ func workflowOf(ev StatusChange) (string, bool) {
 		}
 	}
 	if validName(ev.Name) {
-		return ev.Name, true
+		return WorkflowOfExecution(ev.Name), true
 	}
 	return "", false
 }

@@ -2,7 +2,8 @@
 // deploys definitions and activities (development and tests; production
 // deploys with Terraform), starts executions named after workflows,
 // reconciles executions that ended outside the state machine's own Catch,
-// and serves activity tasks with step handlers (Worker).
+// and serves tasks with step handlers: activity tasks (Worker) or the task
+// messages of a queue-mode state machine (QueueWorker).
 package sfn
 
 import (
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -120,6 +122,34 @@ func ExecutionName(workflowID string) (string, error) {
 		return "", fmt.Errorf("sfn: workflow id %q cannot name an execution", workflowID)
 	}
 	return workflowID, nil
+}
+
+// rerunInfix separates a workflow id from the attempt in a re-run's
+// execution name.
+const rerunInfix = "-rerun-"
+
+// RerunExecutionName is the execution name of re-run number attempt (from
+// 1) of a workflow: <workflow>-rerun-<attempt>.
+func RerunExecutionName(workflowID string, attempt int) (string, error) {
+	if attempt < 1 {
+		return "", fmt.Errorf("sfn: re-run attempt %d of %s: attempts count from 1", attempt, workflowID)
+	}
+	name := fmt.Sprintf("%s%s%d", workflowID, rerunInfix, attempt)
+	if !validName(name) {
+		return "", fmt.Errorf("sfn: workflow id %q cannot name a re-run execution", workflowID)
+	}
+	return name, nil
+}
+
+// WorkflowOfExecution returns the workflow id an execution name stands
+// for: the name itself, or the workflow of a re-run.
+func WorkflowOfExecution(name string) string {
+	if i := strings.LastIndex(name, rerunInfix); i > 0 {
+		if _, err := strconv.Atoi(name[i+len(rerunInfix):]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
 }
 
 // ExecutionARN returns the ARN of the execution named name of a state

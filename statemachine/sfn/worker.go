@@ -21,6 +21,12 @@ import (
 // *sfn.Client implements it.
 type TaskAPI interface {
 	GetActivityTask(ctx context.Context, in *awssfn.GetActivityTaskInput, optFns ...func(*awssfn.Options)) (*awssfn.GetActivityTaskOutput, error)
+	CallbackAPI
+}
+
+// CallbackAPI is the part of the Step Functions API that reports on a task
+// by its token: activity and queue workers alike.
+type CallbackAPI interface {
 	SendTaskSuccess(ctx context.Context, in *awssfn.SendTaskSuccessInput, optFns ...func(*awssfn.Options)) (*awssfn.SendTaskSuccessOutput, error)
 	SendTaskFailure(ctx context.Context, in *awssfn.SendTaskFailureInput, optFns ...func(*awssfn.Options)) (*awssfn.SendTaskFailureOutput, error)
 	SendTaskHeartbeat(ctx context.Context, in *awssfn.SendTaskHeartbeatInput, optFns ...func(*awssfn.Options)) (*awssfn.SendTaskHeartbeatOutput, error)
@@ -165,13 +171,25 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // runTask runs one task with heartbeats and reports its result.
 func (w *Worker) runTask(ctx context.Context, log *slog.Logger, token, input string) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	hb := w.Heartbeat
 	if hb <= 0 {
 		hb = DefaultHeartbeat
 	}
 	tick, stopTick := w.ticker(hb)
+	if _, err := runCallback(ctx, log, w.API, w.Handler, tick, stopTick, token, []byte(input), nil); err != nil {
+		log.Warn("could not report task result", "err", err)
+	}
+}
+
+// runCallback invokes h on input, sending a heartbeat for token (and
+// calling onBeat, when set) on every tick, then reports the result with
+// SendTaskSuccess or SendTaskFailure. abandoned means the state machine no
+// longer waits for the token (timed out, aborted), so nothing was reported;
+// err is a failure to report, after which the task's result is lost
+// unless it runs again.
+func runCallback(ctx context.Context, log *slog.Logger, api CallbackAPI, h pipeline.Handler, tick <-chan time.Time, stopTick func(), token string, input []byte, onBeat func(context.Context)) (abandoned bool, err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
@@ -180,7 +198,7 @@ func (w *Worker) runTask(ctx context.Context, log *slog.Logger, token, input str
 			case <-ctx.Done():
 				return
 			case <-tick:
-				_, err := w.API.SendTaskHeartbeat(ctx, &awssfn.SendTaskHeartbeatInput{TaskToken: aws.String(token)})
+				_, err := api.SendTaskHeartbeat(ctx, &awssfn.SendTaskHeartbeatInput{TaskToken: aws.String(token)})
 				if taskGone(err) {
 					// The execution stopped waiting (timed out, aborted):
 					// the result would be thrown away.
@@ -191,10 +209,13 @@ func (w *Worker) runTask(ctx context.Context, log *slog.Logger, token, input str
 				if err != nil && ctx.Err() == nil {
 					log.Warn("heartbeat failed", "err", err)
 				}
+				if onBeat != nil {
+					onBeat(ctx)
+				}
 			}
 		}
 	}()
-	out, err := w.Handler.Invoke(ctx, []byte(input))
+	out, err := h.Invoke(ctx, input)
 	stopTick()
 	cause := context.Cause(ctx)
 	cancel(nil)
@@ -203,28 +224,38 @@ func (w *Worker) runTask(ctx context.Context, log *slog.Logger, token, input str
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
 	defer rcancel()
 	if taskGone(cause) {
-		return
+		return true, nil
 	}
 	if err != nil && errors.Is(cause, errShutdown) {
 		err = &pipeline.TransientError{Reason: errShutdown.Error()}
 	}
 	if err != nil {
-		name := pipeline.ErrorName(err)
-		log.Info("task failed", "error", name, "cause", err)
-		_, serr := w.API.SendTaskFailure(rctx, &awssfn.SendTaskFailureInput{
-			TaskToken: aws.String(token), Error: aws.String(truncate(name, maxErrorLen)), Cause: aws.String(truncate(err.Error(), maxCauseLen)),
-		})
-		if serr != nil {
-			log.Warn("could not report task failure", "err", serr)
-		}
-		return
+		return reportFailure(rctx, log, api, token, err)
 	}
 	if len(out) == 0 {
 		out = []byte("{}")
 	}
-	if _, serr := w.API.SendTaskSuccess(rctx, &awssfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(string(out))}); serr != nil {
-		log.Warn("could not report task success", "err", serr)
+	_, serr := api.SendTaskSuccess(rctx, &awssfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(string(out))})
+	if taskGone(serr) {
+		log.Warn("task result too late: the state machine stopped waiting", "err", serr)
+		return true, nil
 	}
+	return false, serr
+}
+
+// reportFailure sends err as the task's failure, named for the state
+// machine's Retry and Catch.
+func reportFailure(ctx context.Context, log *slog.Logger, api CallbackAPI, token string, err error) (abandoned bool, serr error) {
+	name := pipeline.ErrorName(err)
+	log.Info("task failed", "error", name, "cause", err)
+	_, serr = api.SendTaskFailure(ctx, &awssfn.SendTaskFailureInput{
+		TaskToken: aws.String(token), Error: aws.String(truncate(name, maxErrorLen)), Cause: aws.String(truncate(err.Error(), maxCauseLen)),
+	})
+	if taskGone(serr) {
+		log.Warn("task failure too late: the state machine stopped waiting", "err", serr)
+		return true, nil
+	}
+	return false, serr
 }
 
 // taskGone reports errors meaning the task token is no longer awaited.

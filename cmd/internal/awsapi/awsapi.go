@@ -19,9 +19,11 @@ var (
 		"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
 		"s3:GetObject", "s3:HeadObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
 	}
-	// Worker is `steps worker`: the step handlers plus the activity API.
+	// Worker is `steps worker`: the step handlers plus the activity API,
+	// or the task queue of a queue-mode state machine.
 	Worker = append(slices.Clone(Steps),
-		"states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess")
+		"states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess",
+		"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage")
 	// Ingest is cmd/ingest: register, start, reconcile.
 	Ingest = []string{
 		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem",

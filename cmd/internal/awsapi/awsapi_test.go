@@ -25,6 +25,7 @@ var services = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb": "dynamodb",
 	"github.com/aws/aws-sdk-go-v2/service/s3":       "s3",
 	"github.com/aws/aws-sdk-go-v2/service/sfn":      "states",
+	"github.com/aws/aws-sdk-go-v2/service/sqs":      "sqs",
 }
 
 // notRun are operations of table/bucket/state machine set-up helpers that
@@ -36,13 +37,14 @@ var notRun = []string{
 }
 
 // ingestLinkedNotCalled are operations of packages cmd/ingest links whole
-// (the sfn package's worker and executor, the S3 blob store's writes) but
+// (the sfn package's workers and executor, the S3 blob store's writes) but
 // whose calling functions the ingest path never runs: it only registers
 // (reads the upload, writes the table) and starts.
 var ingestLinkedNotCalled = []string{
 	"states:StopExecution", "states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess",
 	"dynamodb:DeleteItem", "s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload",
 	"s3:DeleteObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
+	"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage",
 }
 
 type goPackage struct {

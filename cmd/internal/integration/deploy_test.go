@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -245,7 +246,8 @@ func (h *holdStep) wrap(next pipeline.Handler) pipeline.Handler {
 }
 
 func (h *holdStep) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	if strings.Contains(string(payload), `"step":"`+h.step+`"`) {
+	var in pipeline.StepInput
+	if json.Unmarshal(payload, &in) == nil && in.Step == h.step {
 		h.once.Do(func() { close(h.entered) })
 		select {
 		case <-h.release:
