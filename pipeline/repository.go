@@ -480,7 +480,7 @@ func (r *Repository) TransitionStep(ctx context.Context, ref WorkflowRef, step s
 		}
 		known = false
 	}
-	return false, fmt.Errorf("%w: step %s of %s keeps changing", ErrStale, step, ref.WorkflowID)
+	return false, fmt.Errorf("pipeline: step %s of %s keeps changing: %w", step, ref.WorkflowID, table.ErrTransactionConflict)
 }
 
 func (r *Repository) transitionActions(workflowID, step string, from, to StepStatus, errMsg string) ([]table.TxAction, error) {
@@ -555,7 +555,7 @@ func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 			return false, err
 		}
 	}
-	return false, fmt.Errorf("%w: workflow %s keeps changing", ErrStale, ref.WorkflowID)
+	return false, fmt.Errorf("pipeline: workflow %s keeps changing: %w", ref.WorkflowID, table.ErrTransactionConflict)
 }
 
 func (r *Repository) statusActions(ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) []table.TxAction {
@@ -755,7 +755,9 @@ func (r *Repository) FinishSegment(ctx context.Context, workflowID string, index
 			}
 		}
 	}
-	return false, fmt.Errorf("%w: segment %d of %s keeps changing", ErrStale, index, workflowID)
+	// Out of attempts: report a conflict, which callers retry, never a
+	// stale state, which they may take as "someone else finished it".
+	return false, fmt.Errorf("pipeline: segment %d of %s keeps changing: %w", index, workflowID, table.ErrTransactionConflict)
 }
 
 func (r *Repository) finishActions(workflowID string, index int, from, to SegmentStatus, patch SegmentResult) []table.TxAction {

@@ -232,6 +232,9 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 	if prog.Status == pipeline.WorkflowCompleted {
 		return encodeOutput(pipeline.StepOutput{Step: in.Step, Skipped: true, Message: "already completed"})
 	}
+	if finished := prog.SegmentsDone + prog.SegmentsFailed + prog.SegmentsSkipped; finished != prog.TotalSegments {
+		return nil, &pipeline.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
+	}
 	if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
 		return nil, &pipeline.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/ocr"
+	"github.com/docpipe/docpipe/pipeline/table"
 )
 
 // Deps is what the handlers need. cmd/* choose the drivers behind it.
@@ -216,15 +217,22 @@ func safeRun(ctx context.Context, in pipeline.StepInput, body stepFunc) (res out
 	return body(ctx, in)
 }
 
-// storageErr classifies a table or blob failure: a condition conflict is a
-// bug or a race we cannot win and is reported as is; anything else (network,
-// throttling) is transient and worth a retry.
+// storageErr classifies a table or blob failure. An error that already
+// carries a step error type keeps it; a lost condition race is a bug or a
+// race this step cannot win (unexpected, not retried); cancellation stays
+// as it is; anything else — network faults, throttling, 5xx — is transient
+// and worth a retry.
 func storageErr(what string, err error) error {
-	if pipeline.ErrorName(err) != "" {
+	var unexpected *pipeline.UnexpectedError
+	switch {
+	case pipeline.ErrorName(err) != pipeline.ErrNameUnexpected || errors.As(err, &unexpected):
 		return err
-	}
-	if errors.Is(err, context.Canceled) {
+	case errors.Is(err, context.Canceled):
 		return err
+	case errors.Is(err, table.ErrConditionFailed):
+		return &pipeline.UnexpectedError{Reason: fmt.Sprintf("%s: %v", what, err)}
+	case errors.Is(err, table.ErrNotFound):
+		return &pipeline.InvalidInputError{Reason: fmt.Sprintf("%s: %v", what, err)}
 	}
 	return &pipeline.TransientError{Reason: fmt.Sprintf("%s: %v", what, err)}
 }

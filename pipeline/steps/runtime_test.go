@@ -1,0 +1,63 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// Storage faults must be retried; typed and condition errors must not.
+func TestStorageErrClassification(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{errors.New("503 SlowDown"), pipeline.ErrNameTransient},
+		{fmt.Errorf("put: %w", errors.New("connection reset")), pipeline.ErrNameTransient},
+		{fmt.Errorf("tx: %w", table.ErrConditionFailed), pipeline.ErrNameUnexpected},
+		{fmt.Errorf("get: %w", table.ErrNotFound), pipeline.ErrNameInvalidInput},
+		{fmt.Errorf("tx: %w", table.ErrTransactionConflict), pipeline.ErrNameTransient},
+		{&pipeline.InvalidDocumentError{Reason: "x"}, pipeline.ErrNameInvalidDocument},
+		{&pipeline.UnexpectedError{Reason: "x"}, pipeline.ErrNameUnexpected},
+		{&pipeline.TransientError{Reason: "x"}, pipeline.ErrNameTransient},
+	} {
+		if got := pipeline.ErrorName(storageErr("op", tc.err)); got != tc.want {
+			t.Errorf("storageErr(%v) is %s, want %s", tc.err, got, tc.want)
+		}
+	}
+	if err := storageErr("op", context.Canceled); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancellation must stay cancellation, got %v", err)
+	}
+}
+
+func TestBuildManifest(t *testing.T) {
+	got := BuildManifest(250, 100)
+	want := []pipeline.Batch{{Batch: 1, From: 1, To: 100}, {Batch: 2, From: 101, To: 200}, {Batch: 3, From: 201, To: 250}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("BuildManifest = %v", got)
+	}
+	if len(BuildManifest(0, 100)) != 0 || len(BuildManifest(1, 0)) != 1 {
+		t.Error("edge cases")
+	}
+}
+
+func TestFailureReason(t *testing.T) {
+	for _, tc := range []struct {
+		in   *pipeline.CaughtError
+		want string
+	}{
+		{nil, "failed (no error recorded)"},
+		{&pipeline.CaughtError{Error: "InvalidDocumentError", Cause: "invalid document: file is empty"}, "invalid document: file is empty"},
+		{&pipeline.CaughtError{Error: "States.Timeout", Cause: "Task timed out"}, "States.Timeout: Task timed out"},
+		{&pipeline.CaughtError{Error: "TooLargeError", Cause: `{"errorMessage":"too large: 9 pages","errorType":"TooLargeError"}`}, "too large: 9 pages"},
+		{&pipeline.CaughtError{Error: "InvalidDocumentError"}, "InvalidDocumentError"},
+	} {
+		if got := FailureReason(tc.in); got != tc.want {
+			t.Errorf("FailureReason(%+v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
