@@ -6,11 +6,14 @@ import (
 )
 
 // PrepareRerun readies a finished workflow for another execution that
-// redoes only what failed: every stage from the first failed one onwards
-// goes back to pending — and, when segments failed, the segment stage and
-// everything after it, so failed segments are analysed again while
-// finished ones stay as they are. The workflow returns to in_progress. It
-// returns the stages it reset; none means there is nothing to re-run.
+// redoes only what did not succeed. For a failed workflow that is every
+// stage from the first one that did not complete (failed, left in progress
+// by a timeout, or never started); when segments failed, the segment stage
+// and everything after it too, so failed segments are analysed again while
+// finished ones stay as they are. The reset stages go back to pending and
+// the workflow to in_progress. It returns the stages it reset; for a
+// completed workflow with nothing to redo it returns none and changes
+// nothing.
 func (r *Repository) PrepareRerun(ctx context.Context, ref WorkflowRef, def Definition) ([]string, error) {
 	prog, err := r.GetProgress(ctx, ref.WorkflowID)
 	if err != nil {
@@ -21,18 +24,19 @@ func (r *Repository) PrepareRerun(ctx context.Context, ref WorkflowRef, def Defi
 	}
 	first := len(def.Stages)
 	for i, st := range def.Stages {
-		if prog.Steps[st.Name].Status == StepFailed && i < first {
-			first = i
+		status := prog.Steps[st.Name].Status
+		if prog.Status == WorkflowFailed && status != StepCompleted && status != StepSkipped {
+			first = min(first, i)
 		}
-		if st.Scope == ScopeSegmentBatch && prog.SegmentsFailed > 0 && i < first {
-			first = i
+		if st.Scope == ScopeSegmentBatch && prog.SegmentsFailed > 0 {
+			first = min(first, i)
 		}
 	}
 	if first == len(def.Stages) && prog.Status == WorkflowCompleted {
 		return nil, nil
 	}
 	var reset []string
-	for _, st := range def.Stages[min(first, len(def.Stages)):] {
+	for _, st := range def.Stages[first:] {
 		cur := prog.Steps[st.Name].Status
 		if cur == StepPending {
 			continue
@@ -42,8 +46,13 @@ func (r *Repository) PrepareRerun(ctx context.Context, ref WorkflowRef, def Defi
 		}
 		reset = append(reset, st.Name)
 	}
+	// A failed workflow runs again even when every stage completed (its
+	// finalize failed): the new execution skips the completed stages.
 	if _, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowFailed, WorkflowCompleted}, WorkflowInProgress, ""); err != nil {
 		return reset, err
+	}
+	if len(reset) == 0 {
+		reset = []string{StepFinalize}
 	}
 	return reset, nil
 }

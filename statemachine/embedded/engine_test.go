@@ -230,3 +230,52 @@ func TestFailedSegmentsRerun(t *testing.T) {
 		t.Errorf("nothing left to re-run, got %v, %v", reset, err)
 	}
 }
+
+// A workflow that failed with a step left in progress (a timeout, a killed
+// worker) or before any step started is re-run from that step, and ends in
+// a final state again — never stuck in progress.
+func TestRerunAfterFailureOutsideAStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "note.txt")
+	if err := os.WriteFile(path, []byte("Maria Schneider signed the contract in Hamburg on 5 March 2024.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(path)
+	reg, err := b.ingester.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "note.txt", Body: f})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := reg.Ref()
+	// As if the execution timed out inside segment_prep and the reconciler
+	// failed the workflow.
+	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.repo.TransitionStep(ctx, ref, pipeline.StepSegmentPrep, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "States.Timeout"); err != nil {
+		t.Fatal(err)
+	}
+	reset, err := b.repo.PrepareRerun(ctx, ref, pipeline.DefaultDefinition())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reset) == 0 || reset[0] != pipeline.StepSegmentPrep {
+		t.Fatalf("reset %v, want it to start at segment_prep", reset)
+	}
+	if err := b.engine.Run(ctx, b.ingester.ExecutionInput(reg)); err != nil {
+		t.Fatal(err)
+	}
+	prog, err := b.repo.GetProgress(ctx, ref.WorkflowID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prog.Status != pipeline.WorkflowCompleted || prog.SegmentsDone != prog.TotalSegments {
+		t.Errorf("after re-run: %s, %d/%d", prog.Status, prog.SegmentsDone, prog.TotalSegments)
+	}
+}
