@@ -74,6 +74,7 @@ var lambdaServiceErrors = []string{
 	"Lambda.AWSLambdaException",
 	"Lambda.SdkClientException",
 	"Lambda.TooManyRequestsException",
+	"Lambda.ClientExecutionTimeoutException",
 }
 
 // transientErrors are retried with the stage's backoff policy.
@@ -156,6 +157,10 @@ func (g generator) documentTask(st pipeline.Stage, next string) obj {
 func (g generator) batchMap(st pipeline.Stage, next string) obj {
 	inner := g.task(st.Name, obj{"step": st.Name, "workflow.$": "$.workflow", "batch.$": "$.batch"}, st.Retry, st.Retryable, st.TimeoutSeconds)
 	inner["End"] = true
+	// A child execution's output is gathered by the Map before its own
+	// ResultPath drops it; an empty output keeps 30,000 pages far from the
+	// payload limit.
+	inner["OutputPath"] = nil
 	return obj{
 		"Type": "Map",
 		"ItemReader": obj{
@@ -197,6 +202,12 @@ func (g generator) task(step string, payload obj, retry pipeline.RetryPolicy, re
 			"ErrorEquals":     lambdaServiceErrors,
 			"IntervalSeconds": 1, "MaxAttempts": 6, "BackoffRate": 2.0,
 			"MaxDelaySeconds": 30, "JitterStrategy": "FULL",
+		}, obj{
+			// A function killed by its timeout or memory limit: worth one
+			// more try, not six.
+			"ErrorEquals":     []string{"Lambda.Unknown"},
+			"IntervalSeconds": 2, "MaxAttempts": 1, "BackoffRate": 2.0,
+			"JitterStrategy": "FULL",
 		})
 	case ModeActivity:
 		t["Resource"] = "${" + VarActivityARNPrefix + "}" + step

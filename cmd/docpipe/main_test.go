@@ -166,6 +166,10 @@ func TestUsageErrors(t *testing.T) {
 	if _, err := cli(t, "run", "--home", t.TempDir(), filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("missing file: want an error")
 	}
+	home := t.TempDir()
+	if _, err := cli(t, "status", "--home", home, "--limit", "-1"); err == nil {
+		t.Error("negative --limit: want an error")
+	}
 }
 
 // ingest registers without processing; work then finishes what is pending.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -17,13 +18,19 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var src sourceFlags
 	src.register(fs)
 	failed := fs.Bool("failed", false, "list failed analyses instead of those in progress")
-	limit := fs.Int("limit", 50, "at most this many analyses")
+	limit := fs.Int("limit", 50, "at most this many analyses (0: all)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: docpipe status [flags] [WORKFLOW]\n\nWithout WORKFLOW: analyses in progress (pending or running), newest first, from the status index; --failed lists failed ones. With WORKFLOW: every step of it.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("--limit must be 0 (all) or more, not %d", *limit)
+	}
+	if *limit == 0 {
+		*limit = maxUnfinished
 	}
 	b, err := src.open(ctx)
 	if err != nil {
@@ -45,6 +52,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		list = append(list, items...)
 	}
+	// Pending and running analyses come from two index queries: merge
+	// them newest first.
+	sort.SliceStable(list, func(i, j int) bool { return list[i].UpdatedAt > list[j].UpdatedAt })
 	if len(list) > *limit {
 		list = list[:*limit]
 	}
