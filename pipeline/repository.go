@@ -637,8 +637,9 @@ type SegmentResult struct {
 	Error     string
 }
 
-// PutSegments writes segment items, overwriting any with the same index, in
-// transactions of up to table.MaxTransactItems items.
+// PutSegments writes segment items, overwriting pending ones with the same
+// index and leaving finished ones alone, in transactions of up to
+// table.MaxTransactItems items.
 func (r *Repository) PutSegments(ctx context.Context, segs []Segment) error {
 	now := FormatTime(r.now())
 	byKey := make(map[table.Key]int, len(segs))
@@ -669,13 +670,32 @@ func (r *Repository) PutSegments(ctx context.Context, segs []Segment) error {
 		byKey[it.Key()] = len(items)
 		items = append(items, it)
 	}
+	// A segment that has left pending is never overwritten: a late
+	// duplicate of the step that builds segments must not reset work the
+	// analysis already counted.
+	cond := table.Or{table.NotExists{Path: table.AttrPK}, table.Equals{Path: pathStatus, Value: string(SegmentPending)}}
 	for chunk := range slices.Chunk(items, table.MaxTransactItems) {
 		actions := make([]table.TxAction, len(chunk))
 		for i, it := range chunk {
-			actions[i] = table.TxPut{Item: it}
+			actions[i] = table.TxPut{Item: it, Cond: cond}
 		}
-		if err := r.t.Transact(ctx, actions); err != nil {
+		err := r.t.Transact(ctx, actions)
+		if errors.Is(err, table.ErrConditionFailed) {
+			err = r.putSegmentsOneByOne(ctx, chunk, cond)
+		}
+		if err != nil {
 			return fmt.Errorf("pipeline: put segments: %w", err)
+		}
+	}
+	return nil
+}
+
+// putSegmentsOneByOne writes the still-pending or missing segments of a
+// chunk in which some segment has already finished.
+func (r *Repository) putSegmentsOneByOne(ctx context.Context, items []table.Item, cond table.Cond) error {
+	for _, it := range items {
+		if err := r.t.Put(ctx, it, cond); err != nil && !errors.Is(err, table.ErrConditionFailed) {
+			return err
 		}
 	}
 	return nil

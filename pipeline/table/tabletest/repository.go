@@ -35,6 +35,9 @@ var repositoryTests = []struct {
 	{"SegmentsPaging", testSegmentsPaging},
 	{"FinishSegmentRace", testFinishSegmentRace},
 	{"FinishSegmentRerun", testFinishSegmentRerun},
+	{"FinishSegmentsBatch", testFinishSegmentsBatch},
+	{"PutSegmentsKeepsFinished", testPutSegmentsKeepsFinished},
+	{"DocumentWorkflows", testDocumentWorkflows},
 }
 
 // fixture is one freshly created workflow.
@@ -902,5 +905,77 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 	}
 	if failed, err := repo.FailedSegments(ctx, f.wf.ID); err != nil || len(failed) != 1 || failed[0].Index != 2 {
 		t.Fatalf("FailedSegments after re-runs = %+v, %v", failed, err)
+	}
+}
+
+// testFinishSegmentsBatch: a batch of outcomes is recorded with exact
+// counters, and recording it again changes nothing.
+func testFinishSegmentsBatch(t *testing.T, tb table.Table, cfg config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	const segs = 150 // more than one transaction's worth
+	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, segs)); err != nil {
+		t.Fatal(err)
+	}
+	fins := make([]pipeline.SegmentFinish, segs)
+	for i := range fins {
+		to := pipeline.SegmentDone
+		if i%10 == 0 {
+			to = pipeline.SegmentFailed
+		}
+		fins[i] = pipeline.SegmentFinish{Index: i + 1, To: to, Result: pipeline.SegmentResult{ResultKey: "batch"}}
+	}
+	for round := 0; round < 2; round++ {
+		n, err := repo.FinishSegments(ctx, f.wf.ID, fins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{segs, 0}[round]; n != want {
+			t.Fatalf("round %d: %d applied, want %d", round, n, want)
+		}
+		p := progress(t, repo, f.wf.ID)
+		if p.SegmentsDone != 135 || p.SegmentsFailed != 15 {
+			t.Fatalf("round %d: done=%d failed=%d, want 135/15", round, p.SegmentsDone, p.SegmentsFailed)
+		}
+	}
+	got, err := repo.SegmentsInRange(ctx, f.wf.ID, 9, 12)
+	if err != nil || len(got) != 4 || got[0].Index != 9 || got[3].Index != 12 {
+		t.Fatalf("SegmentsInRange = %+v, %v", got, err)
+	}
+}
+
+// testPutSegmentsKeepsFinished: rebuilding segments (a late duplicate of
+// the builder) never resets one that already finished.
+func testPutSegmentsKeepsFinished(t *testing.T, tb table.Table, cfg config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.FinishSegment(ctx, f.wf.ID, 3, pipeline.SegmentDone, pipeline.SegmentResult{Language: "en"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, 6)); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := repo.GetSegment(ctx, f.wf.ID, 3)
+	if err != nil || s3.Status != pipeline.SegmentDone || s3.Language != "en" {
+		t.Fatalf("segment 3 after a rebuild = %+v, %v", s3, err)
+	}
+	if s6, err := repo.GetSegment(ctx, f.wf.ID, 6); err != nil || s6.Status != pipeline.SegmentPending {
+		t.Fatalf("segment 6 = %+v, %v", s6, err)
+	}
+}
+
+// testDocumentWorkflows: a document's workflows, newest first.
+func testDocumentWorkflows(t *testing.T, tb table.Table, cfg config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	wfs, err := repo.ListDocumentWorkflows(ctx, f.doc.ID)
+	if err != nil || len(wfs) != 1 || wfs[0].ID != f.wf.ID {
+		t.Fatalf("ListDocumentWorkflows = %+v, %v", wfs, err)
 	}
 }
