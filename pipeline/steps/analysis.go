@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -15,6 +16,9 @@ import (
 // maxSegmentTextBytes bounds one segment's text read into memory; segments
 // are pages or bounded sections, so anything bigger is corrupt.
 const maxSegmentTextBytes = 64 << 20
+
+// ocrFailedPrefix starts the reason of a page OCR could not read.
+const ocrFailedPrefix = "OCR failed"
 
 // segmentKeywords is how many keywords the segment item keeps; the full
 // analysis lives in the batch blob.
@@ -92,6 +96,9 @@ func (h *handlers) analyzeOne(ctx context.Context, s pipeline.Segment) (e BatchE
 	e = BatchEntry{Index: s.Index}
 	text, err := blob.GetBytes(ctx, h.Blobs, s.TextKey, maxSegmentTextBytes)
 	switch {
+	case errors.Is(err, blob.ErrNotFound) && s.Source == "ocr" && strings.HasPrefix(s.Error, ocrFailedPrefix):
+		e.Status, e.Error = pipeline.SegmentFailed, s.Error
+		return e, nil
 	case errors.Is(err, blob.ErrNotFound) && s.Source == "ocr":
 		e.Status = pipeline.SegmentSkipped
 		e.Error = s.Error

@@ -47,7 +47,8 @@ type unitInfo struct {
 	Chars      int    `json:"chars"`
 	NeedsOCR   bool   `json:"needs_ocr,omitempty"`
 	OCRDone    bool   `json:"ocr_done,omitempty"`
-	SkipReason string `json:"skip_reason,omitempty"`
+	SkipReason string `json:"skip_reason,omitempty"` // OCR unavailable
+	OCRError   string `json:"ocr_error,omitempty"`   // OCR ran and failed
 }
 
 func artifactKey(ref pipeline.WorkflowRef, name string) string {

@@ -128,7 +128,7 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, err
 	}
 	var todo []int
 	for i, u := range units {
-		if u.NeedsOCR && !u.OCRDone && u.SkipReason == "" {
+		if u.NeedsOCR && !u.OCRDone && u.SkipReason == "" && u.OCRError == "" {
 			todo = append(todo, i)
 		}
 	}
@@ -188,6 +188,9 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput) (o
 		if u.NeedsOCR {
 			s.Source = "ocr"
 			s.Error = u.SkipReason // why the page has no text, if it has none
+			if u.OCRError != "" {
+				s.Error = u.OCRError
+			}
 		}
 		segs[i] = s
 	}

@@ -14,7 +14,8 @@ import (
 )
 
 // recognize OCRs the units at indices todo, writing each page's text blob.
-// A page OCR cannot read is skipped with the reason, not failed silently.
+// A page OCR cannot read fails with the reason (and can be re-run); a page
+// is skipped only when no OCR engine is installed.
 // It returns how many pages were recognised.
 func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep prepInfo, path string, units []unitInfo, todo []int) (int, error) {
 	dir, err := os.MkdirTemp(h.TempDir, "docpipe-ocr-*")
@@ -32,7 +33,10 @@ func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep
 			if prep.Format == extract.FormatPDF {
 				png, err := ocr.RenderPDFPage(gctx, path, units[i].Index, dir)
 				if err != nil {
-					reasons[i] = "OCR skipped: cannot render the page: " + err.Error()
+					if gctx.Err() != nil {
+						return gctx.Err()
+					}
+					reasons[i] = ocrFailedPrefix + ": cannot render the page: " + err.Error()
 					return nil
 				}
 				defer os.Remove(png)
@@ -43,7 +47,7 @@ func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep
 				if gctx.Err() != nil {
 					return gctx.Err()
 				}
-				reasons[i] = "OCR failed: " + err.Error()
+				reasons[i] = ocrFailedPrefix + ": " + err.Error()
 				return nil
 			}
 			texts[i] = text
@@ -56,7 +60,7 @@ func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep
 	n := 0
 	for _, i := range todo {
 		if reasons[i] != "" {
-			units[i].SkipReason = reasons[i]
+			units[i].OCRError = reasons[i]
 			continue
 		}
 		if err := blob.PutBytes(ctx, h.Blobs, SegmentTextKey(ref, units[i].Index), []byte(texts[i])); err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -265,9 +266,17 @@ func (h *handlers) tempFile(ctx context.Context, key string) (string, func(), er
 		return "", nil, storageErr("download source", err)
 	}
 	defer rc.Close()
-	if _, err := f.ReadFrom(rc); err != nil {
+	// Never let a file over the limit fill the disk: copy at most one
+	// byte more than allowed and refuse it if that byte arrives.
+	max := h.Limits.WithDefaults().MaxFileBytes
+	n, err := f.ReadFrom(io.LimitReader(rc, max+1))
+	if err != nil {
 		cleanup()
 		return "", nil, storageErr("download source", err)
+	}
+	if n > max {
+		cleanup()
+		return "", nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("file is larger than the %d-byte limit", max)}
 	}
 	if err := f.Close(); err != nil {
 		cleanup()

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
+	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -59,5 +63,34 @@ func TestFailureReason(t *testing.T) {
 		if got := FailureReason(tc.in); got != tc.want {
 			t.Errorf("FailureReason(%+v) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// A source over the size limit is refused while downloading, before it can
+// fill the disk.
+func TestDownloadStopsAtTheSizeLimit(t *testing.T) {
+	blobs, err := dirblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := blob.PutBytes(ctx, blobs, "p/d/source", make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	h := &handlers{Deps: Deps{Blobs: blobs, TempDir: t.TempDir(), Limits: extract.Limits{MaxFileBytes: 99}}}
+	if _, _, err := h.tempFile(ctx, "p/d/source"); pipeline.ErrorName(err) != pipeline.ErrNameTooLarge {
+		t.Fatalf("err = %v, want TooLargeError", err)
+	}
+	h.Limits.MaxFileBytes = 100
+	path, cleanup, err := h.tempFile(ctx, "p/d/source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 100 {
+		t.Fatalf("downloaded %v, %v", fi, err)
+	}
+	if _, _, err := h.tempFile(ctx, "p/d/missing"); pipeline.ErrorName(err) != pipeline.ErrNameInvalidInput {
+		t.Fatalf("missing source: err = %v", err)
 	}
 }
