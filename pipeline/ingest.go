@@ -40,7 +40,7 @@ type IngestRequest struct {
 	// Body is uploaded to the blob store when BlobKey is empty.
 	Body io.Reader
 	// BlobKey names bytes already in the blob store (an S3 upload); they
-	// are read once to hash them.
+	// are copied to the document's source key and hashed on the way.
 	BlobKey string
 	// WorkflowID, when set, is the workflow's id (derived from an S3 event
 	// so a redelivered event maps onto the same workflow).
@@ -93,12 +93,12 @@ func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registrati
 	if err != nil {
 		return Registration{}, err
 	}
+	// dropCopy removes this call's copy of the bytes when no new document
+	// ends up owning it.
+	dropCopy := func() { _ = ig.Blobs.Delete(context.WithoutCancel(ctx), key) }
 	if req.Reuse {
 		if reg, ok, err := ig.sameContent(ctx, req.ProjectID, sum); err != nil || ok {
-			if ok && req.BlobKey == "" {
-				// The bytes are already stored under the earlier document.
-				_ = ig.Blobs.Delete(ctx, key)
-			}
+			dropCopy() // the bytes are already stored under the earlier document
 			return reg, err
 		}
 	}
@@ -120,37 +120,41 @@ func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registrati
 			// event won the race. Both leave the workflow in place.
 			if reg, ok, err2 := ig.existingWorkflow(ctx, wfID); err2 == nil && ok {
 				reg.Existing = reg.Document.ID != docID
+				if reg.Existing {
+					dropCopy()
+				}
 				return reg, nil
 			}
 		}
+		dropCopy()
 		return Registration{}, fmt.Errorf("register %s: %w", req.FileName, err)
 	}
 	return Registration{Workflow: wf, Document: doc}, nil
 }
 
-// store uploads the body (hashing it on the way) or hashes bytes already
-// in the blob store.
+// store copies the document's bytes to the document's own source key,
+// hashing them on the way: from the request body, or from an upload already
+// in the blob store (an S3 upload under incoming/, which a later upload to
+// the same key may overwrite — the copy pins the bytes this workflow was
+// registered for).
 func (ig *Ingester) store(ctx context.Context, req IngestRequest, docID string) (key, sum string, size int64, err error) {
-	h := sha256.New()
+	body := req.Body
 	if req.BlobKey != "" {
 		rc, err := ig.Blobs.Get(ctx, req.BlobKey)
 		if err != nil {
 			return "", "", 0, fmt.Errorf("read %s: %w", req.BlobKey, err)
 		}
 		defer rc.Close()
-		n, err := io.Copy(h, rc)
-		if err != nil {
-			return "", "", 0, fmt.Errorf("read %s: %w", req.BlobKey, err)
-		}
-		return req.BlobKey, hex.EncodeToString(h.Sum(nil)), n, nil
+		body = rc
 	}
-	if req.Body == nil {
+	if body == nil {
 		return "", "", 0, errors.New("ingest: request has neither a body nor a blob key")
 	}
+	h := sha256.New()
 	key = SourceBlobKey(req.ProjectID, docID)
-	cr := &countingReader{r: io.TeeReader(req.Body, h)}
+	cr := &countingReader{r: io.TeeReader(body, h)}
 	if err := ig.Blobs.Put(ctx, key, cr); err != nil {
-		return "", "", 0, fmt.Errorf("upload %s: %w", req.FileName, err)
+		return "", "", 0, fmt.Errorf("store %s: %w", req.FileName, err)
 	}
 	return key, hex.EncodeToString(h.Sum(nil)), cr.n, nil
 }

@@ -24,10 +24,12 @@ var (
 	Worker = append(slices.Clone(Steps),
 		"states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess",
 		"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage")
-	// Ingest is cmd/ingest: register, start, reconcile.
+	// Ingest is cmd/ingest: register (copy the upload to the document's
+	// own key, drop the copy when the content is known), start, reconcile.
 	Ingest = []string{
 		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem",
-		"s3:GetObject", "s3:HeadObject",
+		"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
+		"s3:GetObject", "s3:HeadObject", "s3:PutObject", "s3:UploadPart",
 		"states:DescribeExecution", "states:StartExecution",
 	}
 )

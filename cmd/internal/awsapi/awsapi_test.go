@@ -37,13 +37,11 @@ var notRun = []string{
 }
 
 // ingestLinkedNotCalled are operations of packages cmd/ingest links whole
-// (the sfn package's workers and executor, the S3 blob store's writes) but
-// whose calling functions the ingest path never runs: it only registers
-// (reads the upload, writes the table) and starts.
+// (the sfn package's workers and executor, the blob store's listing) but
+// whose calling functions the ingest path never runs.
 var ingestLinkedNotCalled = []string{
 	"states:StopExecution", "states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess",
-	"dynamodb:DeleteItem", "s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload",
-	"s3:DeleteObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
+	"dynamodb:DeleteItem", "s3:ListObjectsV2",
 	"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage",
 }
 

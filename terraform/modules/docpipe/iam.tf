@@ -39,8 +39,14 @@ locals {
       "dynamodb:Query",
       "dynamodb:UpdateItem",
     ]
+    # Ingest copies each upload to the document's own key (a later upload
+    # to the same incoming key cannot change what a workflow processes)
+    # and deletes the copy when the content was seen before.
     objects = [
+      "s3:AbortMultipartUpload",
+      "s3:DeleteObject",
       "s3:GetObject",
+      "s3:PutObject",
     ]
     state_machine = [
       "states:StartExecution",
