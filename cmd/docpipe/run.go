@@ -103,10 +103,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.cost {
 		lp.reportCost(stderr, results)
 	}
+	failed := false
 	for _, r := range results {
 		if r.Status != string(pipeline.WorkflowCompleted) {
-			return exitError{1}
+			failed = true
+			fmt.Fprintf(stderr, "%s failed; after fixing the cause: docpipe rerun --home %s %s\n", r.File, f.home, r.WorkflowID)
 		}
+	}
+	if failed {
+		return exitError{1}
 	}
 	return nil
 }

@@ -116,6 +116,14 @@ func (h *handler) objects(ctx context.Context, objs []s3ingest.Object) (response
 	var errs []error
 	for _, o := range objs {
 		o, err := h.resolve(ctx, o)
+		var nf *types.NotFound
+		if errors.As(err, &nf) {
+			// Deleted (or replaced) before we got to it: nothing to process,
+			// and no reason to make Lambda redeliver the other records.
+			h.logger().Warn("object is gone", "key", o.Key)
+			res.Ignored = append(res.Ignored, o.Key)
+			continue
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

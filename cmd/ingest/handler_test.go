@@ -145,3 +145,19 @@ func TestUnknownEvent(t *testing.T) {
 		}
 	}
 }
+
+// An object deleted before the event is handled is ignored, and does not
+// make Lambda redeliver the records that were processed.
+func TestDeletedObjectIsIgnored(t *testing.T) {
+	t.Parallel()
+	h, ex, _ := setup(t)
+	ev := strings.ReplaceAll(string(load(t, "eventbridge_object_created.json")), "annual%20report%20%282026%29.pdf", "gone.pdf")
+	ev = strings.ReplaceAll(ev, "annual report (2026).pdf", "gone.pdf")
+	res, err := h.Handle(t.Context(), json.RawMessage(ev))
+	if err != nil {
+		t.Fatalf("err = %v", err)
+	}
+	if len(res.Started) != 0 || len(res.Ignored) != 1 || len(ex.starts) != 0 {
+		t.Fatalf("res = %+v, starts %v", res, ex.starts)
+	}
+}
