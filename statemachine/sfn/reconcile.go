@@ -99,7 +99,32 @@ func (r *Reconciler) HandleStatusChange(ctx context.Context, ev StatusChange) (O
 		r.logger().Warn("status change of an execution that is not a docpipe workflow", "execution", ev.ExecutionARN)
 		return OutcomeIgnored, nil
 	}
+	if stale, err := r.supersededExecution(ctx, wfID, ev.ExecutionARN); err != nil || stale {
+		return OutcomeIgnored, err
+	}
 	return r.markFailed(ctx, wfID, reason(ev.Status, deref(ev.Error), deref(ev.Cause)))
+}
+
+// supersededExecution reports whether execARN is not the workflow's current
+// execution: a late or redelivered event of a run that a re-run replaced
+// must not fail the re-run.
+func (r *Reconciler) supersededExecution(ctx context.Context, workflowID, execARN string) (bool, error) {
+	prog, err := r.Repo.GetProgress(ctx, workflowID)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		return false, nil // markFailed reports the unknown workflow
+	}
+	if err != nil {
+		return false, err
+	}
+	wf, err := r.Repo.GetWorkflow(ctx, prog.DocumentID, workflowID)
+	if err != nil {
+		return false, err
+	}
+	if wf.ExecutionID != "" && execARN != "" && wf.ExecutionID != execARN {
+		r.logger().Info("status change of a superseded execution", "workflow", workflowID, "execution", execARN, "current", wf.ExecutionID)
+		return true, nil
+	}
+	return false, nil
 }
 
 // workflowOf finds the workflow id: from the input when included, else from

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 )
 
@@ -96,11 +98,17 @@ func setup(t *testing.T) bundle {
 	return bundle{repo: repo, ig: ig, api: api, ex: &Executor{API: api, StateMachineARN: smARN, Repo: repo}}
 }
 
-// register creates a workflow (its blob key need not exist: the store is
-// not used with a body).
+// register creates a workflow for an upload under incoming/.
 func (b bundle) register(t *testing.T) pipeline.Registration {
 	t.Helper()
-	b.ig.Blobs = memBlobs{}
+	blobs, err := dirblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.PutBytes(t.Context(), blobs, "incoming/a.txt", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	b.ig.Blobs = blobs
 	reg, err := b.ig.Register(t.Context(), pipeline.IngestRequest{ProjectID: "p", FileName: "a.txt", BlobKey: "incoming/a.txt"})
 	if err != nil {
 		t.Fatal(err)
@@ -244,5 +252,34 @@ func TestTruncate(t *testing.T) {
 	}
 	if truncate("short", 10) != "short" {
 		t.Fatal("truncated a short string")
+	}
+}
+
+// A late failure event of an execution a re-run replaced does not fail the
+// re-run.
+func TestReconcilerIgnoresSupersededExecution(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	reg := b.register(t)
+	ref := reg.Ref()
+	ctx := t.Context()
+	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	current := "arn:aws:states:us-east-1:123456789012:execution:docpipe:" + ref.WorkflowID + "-rerun-1"
+	if err := b.repo.UpdateWorkflowInfo(ctx, ref, pipeline.WorkflowInfo{ExecutionID: &current}); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{API: b.api, Repo: b.repo, StateMachineARN: smARN}
+	ev := StatusChange{Status: "FAILED", Name: ref.WorkflowID, ExecutionARN: "arn:aws:states:us-east-1:123456789012:execution:docpipe:" + ref.WorkflowID}
+	if out, err := r.HandleStatusChange(ctx, ev); err != nil || out != OutcomeIgnored {
+		t.Fatalf("superseded: %v, %v", out, err)
+	}
+	if prog, _ := b.repo.GetProgress(ctx, ref.WorkflowID); prog.Status != pipeline.WorkflowInProgress {
+		t.Errorf("workflow is %s, want still in progress", prog.Status)
+	}
+	ev.ExecutionARN, ev.Name = current, ref.WorkflowID+"-rerun-1"
+	if out, err := r.HandleStatusChange(ctx, ev); err != nil || out != OutcomeMarked {
+		t.Fatalf("current: %v, %v", out, err)
 	}
 }
