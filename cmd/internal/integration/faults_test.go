@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
@@ -120,6 +121,7 @@ func TestPipelineSurvivesInjectedFaults(t *testing.T) {
 	tableName := awstest.Table(t, plain)
 	bucket := awstest.Bucket(t, awstest.S3(t))
 	cfg.HTTPClient = faulty
+	cfg.Logger = logging.Nop{} // the SDK warns about every injected fault
 	clients := backend.AWSClients{
 		Config:   cfg,
 		DynamoDB: dynamodb.NewFromConfig(cfg),
