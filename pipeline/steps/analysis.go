@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -51,10 +52,21 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (
 		// A re-run of failed segments leaves finished batches alone.
 		return outcome{message: fmt.Sprintf("batch %d: already analysed", b.Batch)}, nil
 	}
+	key := BatchAnalysisKey(in.Workflow, b.Batch)
+	earlier, err := h.earlierEntries(ctx, key)
+	if err != nil {
+		return outcome{}, err
+	}
 	entries := make([]BatchEntry, len(segs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.parallelism())
 	for i, s := range segs {
+		// A segment that already has its final result keeps it: a re-run
+		// (or a retried batch) redoes only what is not finished.
+		if e, ok := earlier[s.Index]; ok && s.Status == e.Status && (s.Status == pipeline.SegmentDone || s.Status == pipeline.SegmentSkipped) {
+			entries[i] = e
+			continue
+		}
 		g.Go(func() error {
 			e, err := h.analyzeOne(gctx, s)
 			entries[i] = e
@@ -64,7 +76,6 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (
 	if err := g.Wait(); err != nil {
 		return outcome{}, err
 	}
-	key := BatchAnalysisKey(in.Workflow, b.Batch)
 	if err := h.putJSON(ctx, key, entries); err != nil {
 		return outcome{}, err
 	}
@@ -88,6 +99,27 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (
 		return outcome{}, storageErr("record segments", err)
 	}
 	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed", b.Batch, len(entries), failed)}, nil
+}
+
+// earlierEntries reads the batch's analysis blob of an earlier attempt, by
+// segment index; none yet is not an error.
+func (h *handlers) earlierEntries(ctx context.Context, key string) (map[int]BatchEntry, error) {
+	raw, err := blob.GetBytes(ctx, h.Blobs, key, maxArtifactBytes)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storageErr("read earlier analysis", err)
+	}
+	var list []BatchEntry
+	if json.Unmarshal(raw, &list) != nil {
+		return nil, nil // unreadable: analyse everything again
+	}
+	byIndex := make(map[int]BatchEntry, len(list))
+	for _, e := range list {
+		byIndex[e.Index] = e
+	}
+	return byIndex, nil
 }
 
 // analyzeOne analyses one segment. Its error return is reserved for faults

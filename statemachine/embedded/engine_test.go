@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -198,8 +199,10 @@ func TestFailedSegmentsRerun(t *testing.T) {
 	if err != nil || seg.Status != pipeline.SegmentFailed || !strings.Contains(seg.Error, "missing") {
 		t.Fatalf("segment 2 = %+v, %v; want failed with a reason", seg, err)
 	}
+	// Segment 2's text is back; segment 1 (finished, same batch) becomes
+	// unreadable: the re-run must keep its earlier result, not redo it.
 	hiding.mu.Lock()
-	hiding.suffix = ""
+	hiding.suffix = "segments/000001/text.txt"
 	hiding.mu.Unlock()
 
 	def := pipeline.DefaultDefinition()
@@ -221,6 +224,16 @@ func TestFailedSegmentsRerun(t *testing.T) {
 	}
 	if prog.Status != pipeline.WorkflowCompleted || prog.SegmentsFailed != 0 || prog.SegmentsDone != prog.TotalSegments {
 		t.Errorf("after re-run: %+v", prog)
+	}
+	var batch1 []steps.BatchEntry
+	raw, err := blob.GetBytes(ctx, hiding.Store, steps.BatchAnalysisKey(reg.Ref(), 1), 1<<20)
+	if err != nil || json.Unmarshal(raw, &batch1) != nil || len(batch1) != 2 {
+		t.Fatalf("batch 1 analysis: %s, %v", raw, err)
+	}
+	for _, e := range batch1 {
+		if e.Status != pipeline.SegmentDone || e.Result == nil {
+			t.Errorf("batch 1 segment %d after the re-run: %s %q", e.Index, e.Status, e.Error)
+		}
 	}
 	after, _ := b.repo.GetSegment(ctx, reg.Workflow.ID, 4)
 	if before.UpdatedAt != after.UpdatedAt {
