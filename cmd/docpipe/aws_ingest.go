@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
@@ -85,4 +87,44 @@ func (a *awsIngestFlags) ingestOne(ctx context.Context, b *backend.Backend, clie
 	}
 	wf := r.Registration.Workflow
 	return ingestResult{File: path, WorkflowID: wf.ID, Status: string(wf.Status), Existing: r.Registration.Existing}, nil
+}
+
+// rerun readies a finished workflow on AWS for a re-run of what failed and
+// starts it as a new execution (`<workflow>-rerun-<n>`).
+func (a *awsIngestFlags) rerun(ctx context.Context, workflowID string, stdout io.Writer) error {
+	cfg, err := backend.LoadAWSConfig(ctx, nil)
+	if err != nil {
+		return err
+	}
+	clients := backend.NewAWSClients(cfg)
+	b, err := backend.OpenAWSWith(clients, backend.AWSOptions{Table: a.table, Bucket: a.bucket})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	prog, err := b.Repo.GetProgress(ctx, workflowID)
+	if err != nil {
+		return fmt.Errorf("workflow %s: %w", workflowID, err)
+	}
+	wf, err := b.Repo.GetWorkflow(ctx, prog.DocumentID, workflowID)
+	if err != nil {
+		return err
+	}
+	reg := pipeline.Registration{Workflow: wf}
+	ig := &pipeline.Ingester{Repo: b.Repo, Definition: pipeline.DefaultDefinition(), Bucket: a.bucket}
+	reset, err := b.Repo.PrepareRerun(ctx, reg.Ref(), ig.Definition)
+	if err != nil {
+		return err
+	}
+	if len(reset) == 0 {
+		fmt.Fprintf(stdout, "%s: nothing to re-run (completed, no failed segments)\n", workflowID)
+		return nil
+	}
+	ex := &sfn.Executor{API: clients.SFN, StateMachineARN: a.stateMachine, Repo: b.Repo}
+	arn, err := ex.StartRerun(ctx, ig.ExecutionInput(reg), sfn.NextRerunAttempt(wf.ExecutionID))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: re-running %s as %s\n", workflowID, strings.Join(reset, ", "), arn)
+	return nil
 }

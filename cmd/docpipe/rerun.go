@@ -18,8 +18,10 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs)
+	var aws awsIngestFlags
+	aws.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: docpipe rerun [flags] WORKFLOW\n\nRe-run the failed parts of a finished analysis (failed steps; failed segments and the graph and summary built from them).\n\nFlags:")
+		fmt.Fprintln(stderr, "Usage: docpipe rerun [flags] WORKFLOW\n\nRe-run the failed parts of a finished analysis (failed steps; failed segments and the graph and summary built from them). Locally it waits for the result; with --table, --bucket and --state-machine it starts a new execution on Step Functions and returns.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -28,6 +30,9 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return exitError{2}
+	}
+	if aws.enabled() {
+		return aws.rerun(ctx, fs.Arg(0), stdout)
 	}
 	lp, err := openLocalPipeline(ctx, f, stderr)
 	if err != nil {

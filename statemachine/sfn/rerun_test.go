@@ -63,3 +63,17 @@ func TestReconcilerRerunByName(t *testing.T) {
 		t.Fatalf("workflow %s, %v", p.Status, err)
 	}
 }
+
+func TestNextRerunAttempt(t *testing.T) {
+	for arn, want := range map[string]int{
+		"": 1,
+		"arn:aws:states:us-east-1:123456789012:execution:sm:01ABC":         1,
+		"arn:aws:states:us-east-1:123456789012:execution:sm:01ABC-rerun-1": 2,
+		"arn:aws:states:us-east-1:123456789012:execution:sm:01ABC-rerun-9": 10,
+		"arn:aws:states:us-east-1:123456789012:execution:sm:01ABC-rerun-x": 1,
+	} {
+		if got := NextRerunAttempt(arn); got != want {
+			t.Errorf("NextRerunAttempt(%q) = %d, want %d", arn, got, want)
+		}
+	}
+}

@@ -166,3 +166,16 @@ func ExecutionARN(stateMachineARN, name string) (string, error) {
 	a.Resource = "execution:" + smName + ":" + name
 	return a.String(), nil
 }
+
+// NextRerunAttempt returns the attempt number of the next re-run after the
+// execution recorded for a workflow: 1 after the first execution, n+1
+// after re-run n.
+func NextRerunAttempt(executionARN string) int {
+	name := executionARN[strings.LastIndex(executionARN, ":")+1:]
+	if i := strings.LastIndex(name, rerunInfix); i > 0 {
+		if n, err := strconv.Atoi(name[i+len(rerunInfix):]); err == nil && n > 0 {
+			return n + 1
+		}
+	}
+	return 1
+}

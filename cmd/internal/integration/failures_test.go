@@ -103,14 +103,17 @@ func TestRerunFailedSegments(t *testing.T) {
 		t.Fatalf("first run: %d of %d segments done, %d failed; want one failed", prog.SegmentsDone, prog.TotalSegments, prog.SegmentsFailed)
 	}
 	hiding.show()
-	reset, err := d.B.Repo.PrepareRerun(ctx, reg.Ref(), pipeline.DefaultDefinition())
-	if err != nil || len(reset) == 0 {
-		t.Fatalf("prepare re-run: %v, %v", reset, err)
+	// The user's path: `docpipe rerun` against the deployment.
+	cmd := exec.CommandContext(ctx, buildDocpipe(t), "rerun", "--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN, reg.Workflow.ID)
+	cmd.Env = os.Environ()
+	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
+		cmd.Env = append(cmd.Env, "AWS_REGION=us-east-1")
 	}
-	arn, err := d.Executor.StartRerun(ctx, d.Ingest.Ingester.ExecutionInput(reg), 1)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("docpipe rerun: %v\n%s", err, out)
 	}
+	arn := strings.TrimSpace(string(out[bytes.LastIndex(out, []byte(" as "))+4:]))
 	if want, _ := sfn.RerunExecutionName(reg.Workflow.ID, 1); !strings.HasSuffix(arn, ":"+want) {
 		t.Errorf("re-run execution %s, want one named %s", arn, want)
 	}
