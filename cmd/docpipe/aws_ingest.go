@@ -102,11 +102,7 @@ func (a *awsIngestFlags) rerun(ctx context.Context, workflowID string, stdout io
 		return err
 	}
 	defer b.Close()
-	prog, err := b.Repo.GetProgress(ctx, workflowID)
-	if err != nil {
-		return fmt.Errorf("workflow %s: %w", workflowID, err)
-	}
-	wf, err := b.Repo.GetWorkflow(ctx, prog.DocumentID, workflowID)
+	wf, _, err := findWorkflow(ctx, b.Repo, workflowID)
 	if err != nil {
 		return err
 	}

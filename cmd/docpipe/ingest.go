@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -49,7 +50,7 @@ func cmdIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if f.jsonOut {
 		for _, r := range results {
-			if err := writeJSONLine(stdout, r); err != nil {
+			if err := json.NewEncoder(stdout).Encode(r); err != nil {
 				return err
 			}
 		}
@@ -110,8 +111,4 @@ func startWorker(f runFlags) error {
 		return err
 	}
 	return cmd.Process.Release()
-}
-
-func writeJSONLine(w io.Writer, v any) error {
-	return jsonEncoder(w).Encode(v)
 }

@@ -43,11 +43,7 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	repo := lp.backend.Repo
-	prog, err := repo.GetProgress(ctx, fs.Arg(0))
-	if err != nil {
-		return fmt.Errorf("workflow %s: %w", fs.Arg(0), err)
-	}
-	wf, err := repo.GetWorkflow(ctx, prog.DocumentID, prog.WorkflowID)
+	wf, _, err := findWorkflow(ctx, repo, fs.Arg(0))
 	if err != nil {
 		return err
 	}

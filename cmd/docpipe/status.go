@@ -94,12 +94,19 @@ type namedStep struct {
 	pipeline.StepState
 }
 
-func loadDetail(ctx context.Context, repo *pipeline.Repository, id string) (workflowDetail, error) {
+// findWorkflow reads a workflow known only by its id: the step item names
+// its document, under which the workflow metadata lives.
+func findWorkflow(ctx context.Context, repo *pipeline.Repository, id string) (pipeline.Workflow, pipeline.StepProgress, error) {
 	prog, err := repo.GetProgress(ctx, id)
 	if err != nil {
-		return workflowDetail{}, fmt.Errorf("workflow %s: %w", id, err)
+		return pipeline.Workflow{}, prog, fmt.Errorf("workflow %s: %w", id, err)
 	}
 	wf, err := repo.GetWorkflow(ctx, prog.DocumentID, id)
+	return wf, prog, err
+}
+
+func loadDetail(ctx context.Context, repo *pipeline.Repository, id string) (workflowDetail, error) {
+	wf, prog, err := findWorkflow(ctx, repo, id)
 	if err != nil {
 		return workflowDetail{}, err
 	}

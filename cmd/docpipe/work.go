@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -60,5 +59,3 @@ func cmdWork(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	return g.Wait()
 }
-
-func jsonEncoder(w io.Writer) *json.Encoder { return json.NewEncoder(w) }

@@ -56,11 +56,7 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput) (outc
 // formatParser extracts text per page or section and writes one text blob
 // per segment.
 func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (outcome, error) {
-	var prep prepInfo
-	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactPrep), &prep); err != nil {
-		return outcome{}, err
-	}
-	path, cleanup, err := h.downloadSource(ctx, in.Workflow)
+	prep, path, cleanup, err := h.preparedSource(ctx, in.Workflow)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -149,11 +145,7 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, err
 		}
 		return outcome{status: pipeline.StepSkipped, message: fmt.Sprintf("%d pages skipped: %s", len(todo), reason)}, nil
 	}
-	var prep prepInfo
-	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactPrep), &prep); err != nil {
-		return outcome{}, err
-	}
-	path, cleanup, err := h.downloadSource(ctx, in.Workflow)
+	prep, path, cleanup, err := h.preparedSource(ctx, in.Workflow)
 	if err != nil {
 		return outcome{}, err
 	}

@@ -249,6 +249,17 @@ func (h *handlers) downloadSource(ctx context.Context, ref pipeline.WorkflowRef)
 	return h.tempFile(ctx, doc.BlobKey)
 }
 
+// preparedSource returns what segment_prep found about the document and
+// the document itself in a temp file, for the steps that read both.
+func (h *handlers) preparedSource(ctx context.Context, ref pipeline.WorkflowRef) (prepInfo, string, func(), error) {
+	var prep prepInfo
+	if err := h.getJSON(ctx, artifactKey(ref, artifactPrep), &prep); err != nil {
+		return prep, "", nil, err
+	}
+	path, cleanup, err := h.downloadSource(ctx, ref)
+	return prep, path, cleanup, err
+}
+
 // tempFile downloads a blob into a private temp file and returns its path
 // and a cleanup function.
 func (h *handlers) tempFile(ctx context.Context, key string) (string, func(), error) {
