@@ -54,7 +54,8 @@ generate: ## regenerate the committed state machine definitions
 	$(GO) test ./statemachine -run TestCommittedDefinitionsMatchGenerator -update
 
 .PHONY: verify
-verify: ## fail when generated files are stale
+verify: ## fail when generated files are stale, go.mod is untidy or git holds compiled files
+	.ci/repo-check
 	$(GO) test ./statemachine -run TestCommittedDefinitionsMatchGenerator -count=1
 
 .PHONY: package

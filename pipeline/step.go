@@ -3,9 +3,10 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // Handler is a step handler: JSON in, JSON out, exactly as a Lambda function
@@ -101,154 +102,11 @@ func (r *Registry) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		Step string `json:"step"`
 	}
 	if err := json.Unmarshal(payload, &head); err != nil {
-		return nil, &InvalidInputError{Reason: fmt.Sprintf("payload is not JSON: %v", err)}
+		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("payload is not JSON: %v", err)}
 	}
 	h, ok := r.Lookup(head.Step)
 	if !ok {
-		return nil, &InvalidInputError{Reason: fmt.Sprintf("unknown step %q", head.Step)}
+		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("unknown step %q", head.Step)}
 	}
 	return h.Invoke(ctx, payload)
-}
-
-// Step error types. Their Go type names are the ASL error names the state
-// machine's Retry and Catch match (Lambda reports a Go error's type name as
-// errorType; the activity worker and the local engine send the same name).
-
-// TransientError is a fault worth retrying: throttling, timeouts, 5xx.
-type TransientError struct{ Reason string }
-
-// InvalidDocumentError is a corrupt, empty or otherwise unreadable file.
-type InvalidDocumentError struct{ Reason string }
-
-// UnsupportedFormatError is a file of a format docpipe does not process.
-type UnsupportedFormatError struct{ Reason string }
-
-// TooLargeError is a file over a configured limit (size, pages, expansion).
-type TooLargeError struct{ Reason string }
-
-// PasswordProtectedError is an encrypted file that needs a password.
-type PasswordProtectedError struct{ Reason string }
-
-// InvalidInputError is a malformed step payload: a wiring bug, not retried.
-type InvalidInputError struct{ Reason string }
-
-// SegmentsFailedError fails a workflow whose segments all failed.
-type SegmentsFailedError struct{ Reason string }
-
-// UnexpectedError is any failure not classified above (a bug, an
-// unforeseen condition). It is not retried.
-type UnexpectedError struct{ Reason string }
-
-func (e *TransientError) Error() string         { return "transient: " + e.Reason }
-func (e *InvalidDocumentError) Error() string   { return "invalid document: " + e.Reason }
-func (e *UnsupportedFormatError) Error() string { return "unsupported format: " + e.Reason }
-func (e *TooLargeError) Error() string          { return "too large: " + e.Reason }
-func (e *PasswordProtectedError) Error() string { return "password protected: " + e.Reason }
-func (e *InvalidInputError) Error() string      { return "invalid step input: " + e.Reason }
-func (e *SegmentsFailedError) Error() string    { return "segments failed: " + e.Reason }
-func (e *UnexpectedError) Error() string        { return e.Reason }
-
-// ASL error names, pinned by a test against the type names.
-const (
-	ErrNameTransient         = "TransientError"
-	ErrNameInvalidDocument   = "InvalidDocumentError"
-	ErrNameUnsupportedFormat = "UnsupportedFormatError"
-	ErrNameTooLarge          = "TooLargeError"
-	ErrNamePasswordProtected = "PasswordProtectedError"
-	ErrNameInvalidInput      = "InvalidInputError"
-	ErrNameSegmentsFailed    = "SegmentsFailedError"
-	ErrNameUnexpected        = "UnexpectedError"
-)
-
-// PermanentErrorNames are the errors no retry can fix.
-var PermanentErrorNames = []string{
-	ErrNameInvalidDocument, ErrNameUnsupportedFormat, ErrNameTooLarge,
-	ErrNamePasswordProtected, ErrNameInvalidInput, ErrNameSegmentsFailed,
-	ErrNameUnexpected,
-}
-
-// ErrorName returns the ASL error name of err: the name of the first step
-// error type in its chain, ErrNameTransient for a context deadline, and
-// ErrNameUnexpected for anything else. It returns "" only for nil.
-func ErrorName(err error) string {
-	if err == nil {
-		return ""
-	}
-	var (
-		t  *TransientError
-		iv *InvalidDocumentError
-		u  *UnsupportedFormatError
-		tl *TooLargeError
-		pp *PasswordProtectedError
-		ii *InvalidInputError
-		sf *SegmentsFailedError
-		ue *UnexpectedError
-	)
-	switch {
-	case errors.As(err, &t):
-		return ErrNameTransient
-	case errors.As(err, &iv):
-		return ErrNameInvalidDocument
-	case errors.As(err, &u):
-		return ErrNameUnsupportedFormat
-	case errors.As(err, &tl):
-		return ErrNameTooLarge
-	case errors.As(err, &pp):
-		return ErrNamePasswordProtected
-	case errors.As(err, &ii):
-		return ErrNameInvalidInput
-	case errors.As(err, &sf):
-		return ErrNameSegmentsFailed
-	case errors.As(err, &ue):
-		return ErrNameUnexpected
-	case errors.Is(err, context.DeadlineExceeded):
-		return ErrNameTransient
-	}
-	return ErrNameUnexpected
-}
-
-// AsStepError returns err as one of the named step error types, so that an
-// engine reporting the error's type name (Lambda's errorType) reports the
-// ASL name: a wrapped typed error is unwrapped, an unclassified one becomes
-// an UnexpectedError carrying the whole message.
-func AsStepError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if e := asTyped[*TransientError](err); e != nil {
-		return e
-	}
-	if e := asTyped[*InvalidDocumentError](err); e != nil {
-		return e
-	}
-	if e := asTyped[*UnsupportedFormatError](err); e != nil {
-		return e
-	}
-	if e := asTyped[*TooLargeError](err); e != nil {
-		return e
-	}
-	if e := asTyped[*PasswordProtectedError](err); e != nil {
-		return e
-	}
-	if e := asTyped[*InvalidInputError](err); e != nil {
-		return e
-	}
-	if e := asTyped[*SegmentsFailedError](err); e != nil {
-		return e
-	}
-	if e := asTyped[*UnexpectedError](err); e != nil {
-		return e
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return &TransientError{Reason: err.Error()}
-	}
-	return &UnexpectedError{Reason: err.Error()}
-}
-
-func asTyped[T error](err error) error {
-	var t T
-	if errors.As(err, &t) {
-		return t
-	}
-	return nil
 }

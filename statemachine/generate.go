@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // Mode chooses how tasks are invoked.
@@ -78,7 +79,7 @@ var lambdaServiceErrors = []string{
 }
 
 // transientErrors are retried with the stage's backoff policy.
-var transientErrors = []string{pipeline.ErrNameTransient, "States.Timeout", "States.HeartbeatTimeout"}
+var transientErrors = []string{steperr.NameTransient, "States.Timeout", "States.HeartbeatTimeout"}
 
 // obj is a JSON object; encoding/json sorts its keys, so output is stable.
 type obj = map[string]any

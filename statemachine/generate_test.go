@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/statemachine/asl"
 )
 
@@ -131,7 +132,7 @@ func TestNonRetryableStageHasNoTransientRetry(t *testing.T) {
 func TestPermanentErrorsAreNeverRetried(t *testing.T) {
 	for _, mode := range Modes {
 		raw, _ := Generate(pipeline.DefaultDefinition(), mode)
-		for _, name := range pipeline.PermanentErrorNames {
+		for _, name := range steperr.PermanentNames {
 			if bytes.Contains(raw, []byte(`"`+name+`"`)) {
 				t.Errorf("%s: permanent error %s appears in a retrier", mode, name)
 			}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
@@ -93,7 +94,7 @@ func lambdaHandler(h pipeline.Handler) func(context.Context, json.RawMessage) (j
 	return func(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 		out, err := h.Invoke(ctx, payload)
 		if err != nil {
-			return nil, pipeline.AsStepError(err)
+			return nil, steperr.Typed(err)
 		}
 		return out, nil
 	}

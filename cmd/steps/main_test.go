@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // TestLambdaPayloads round-trips every testdata payload through the
@@ -61,10 +62,10 @@ func TestLambdaErrorTypes(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&pipeline.TransientError{Reason: "throttled"}, pipeline.ErrNameTransient},
-		{errors.Join(errors.New("ctx"), &pipeline.TooLargeError{Reason: "pages"}), pipeline.ErrNameTooLarge},
-		{errors.New("boom"), pipeline.ErrNameUnexpected},
-		{context.DeadlineExceeded, pipeline.ErrNameTransient},
+		{&steperr.TransientError{Reason: "throttled"}, steperr.NameTransient},
+		{errors.Join(errors.New("ctx"), &steperr.TooLargeError{Reason: "pages"}), steperr.NameTooLarge},
+		{errors.New("boom"), steperr.NameUnexpected},
+		{context.DeadlineExceeded, steperr.NameTransient},
 	} {
 		h := lambdaHandler(pipeline.HandlerFunc(func(context.Context, []byte) ([]byte, error) { return nil, tc.err }))
 		_, err := h(t.Context(), json.RawMessage(`{"step":"x"}`))

@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // Engine recognises the text of one image file.
@@ -143,7 +143,7 @@ func (t *Tesseract) Recognize(ctx context.Context, imagePath string) (string, er
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
-			return "", &pipeline.InvalidDocumentError{Reason: "tesseract cannot read the image: " + firstLine(stderr)}
+			return "", &steperr.InvalidDocumentError{Reason: "tesseract cannot read the image: " + firstLine(stderr)}
 		}
 		return "", fmt.Errorf("ocr: tesseract on %s: %w", filepath.Base(abs), err)
 	}
@@ -173,7 +173,7 @@ func run(ctx context.Context, timeout time.Duration, bin string, args, env []str
 		return stdout.String(), stderr.String(), err
 	}
 	if stdout.over {
-		return "", "", &pipeline.TooLargeError{Reason: fmt.Sprintf("%s printed more than %d bytes", filepath.Base(bin), stdout.max)}
+		return "", "", &steperr.TooLargeError{Reason: fmt.Sprintf("%s printed more than %d bytes", filepath.Base(bin), stdout.max)}
 	}
 	return stdout.String(), stderr.String(), nil
 }

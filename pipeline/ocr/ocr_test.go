@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ocr"
 	"github.com/docpipe/docpipe/pipeline/ocr/ocrtest"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // requireTools skips where the OCR tools are not installed, except in CI,
@@ -135,10 +135,10 @@ func TestErrors(t *testing.T) {
 		errName string
 		is      error
 	}{
-		{"unreadable image", func() error { _, err := ocr.NewTesseract().Recognize(ctx, notImage); return err }, pipeline.ErrNameInvalidDocument, nil},
-		{"page past the end", func() error { _, err := ocr.RenderPDFPage(ctx, pdf, 5, dir); return err }, pipeline.ErrNameInvalidDocument, nil},
-		{"page zero", func() error { _, err := ocr.RenderPDFPage(ctx, pdf, 0, dir); return err }, pipeline.ErrNameInvalidInput, nil},
-		{"broken pdf", func() error { _, err := ocr.RenderPDFPage(ctx, garbage, 1, dir); return err }, pipeline.ErrNameInvalidDocument, nil},
+		{"unreadable image", func() error { _, err := ocr.NewTesseract().Recognize(ctx, notImage); return err }, steperr.NameInvalidDocument, nil},
+		{"page past the end", func() error { _, err := ocr.RenderPDFPage(ctx, pdf, 5, dir); return err }, steperr.NameInvalidDocument, nil},
+		{"page zero", func() error { _, err := ocr.RenderPDFPage(ctx, pdf, 0, dir); return err }, steperr.NameInvalidInput, nil},
+		{"broken pdf", func() error { _, err := ocr.RenderPDFPage(ctx, garbage, 1, dir); return err }, steperr.NameInvalidDocument, nil},
 		{"canceled", func() error { _, err := ocr.RenderPDFPage(canceled, pdf, 1, dir); return err }, "", context.Canceled},
 	}
 	for _, tc := range tests {
@@ -151,7 +151,7 @@ func TestErrors(t *testing.T) {
 				}
 				return
 			}
-			if pipeline.ErrorName(err) != tc.errName {
+			if steperr.Name(err) != tc.errName {
 				t.Fatalf("err = %v, want %s", err, tc.errName)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // Renderer turns one PDF page into a PNG with `pdftoppm -r DPI -f N -l N
@@ -52,7 +52,7 @@ func (r *Renderer) Available() (bool, string) {
 // needs a password a PasswordProtectedError.
 func (r *Renderer) Render(ctx context.Context, pdfPath string, page int, outDir string) (string, error) {
 	if page < 1 {
-		return "", &pipeline.InvalidInputError{Reason: fmt.Sprintf("page %d: pages count from 1", page)}
+		return "", &steperr.InvalidInputError{Reason: fmt.Sprintf("page %d: pages count from 1", page)}
 	}
 	if ok, reason := r.Available(); !ok {
 		return "", &UnavailableError{Reason: reason}
@@ -81,15 +81,15 @@ func (r *Renderer) Render(ctx context.Context, pdfPath string, page int, outDir 
 		msg := firstLine(stderr)
 		switch {
 		case strings.Contains(stderr, "Incorrect password"):
-			return "", &pipeline.PasswordProtectedError{Reason: "the PDF needs a password to render"}
+			return "", &steperr.PasswordProtectedError{Reason: "the PDF needs a password to render"}
 		case strings.Contains(stderr, "Wrong page range"):
-			return "", &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("page %d does not exist: %s", page, msg)}
+			return "", &steperr.InvalidDocumentError{Reason: fmt.Sprintf("page %d does not exist: %s", page, msg)}
 		}
-		return "", &pipeline.InvalidDocumentError{Reason: "pdftoppm cannot render the PDF: " + msg}
+		return "", &steperr.InvalidDocumentError{Reason: "pdftoppm cannot render the PDF: " + msg}
 	}
 	out := prefix + ".png"
 	if _, err := os.Stat(out); err != nil {
-		return "", &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("pdftoppm wrote no image for page %d: %s", page, firstLine(stderr))}
+		return "", &steperr.InvalidDocumentError{Reason: fmt.Sprintf("pdftoppm wrote no image for page %d: %s", page, firstLine(stderr))}
 	}
 	return out, nil
 }

@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // maxManifestBytes bounds the small XML parts read whole.
@@ -34,7 +34,7 @@ func DOCXMainPart(ctx context.Context, a *Archive) (string, error) {
 			} `xml:"Relationship"`
 		}
 		if err := xml.Unmarshal(b, &rels); err != nil {
-			return "", &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("_rels/.rels is not valid XML: %v", err)}
+			return "", &steperr.InvalidDocumentError{Reason: fmt.Sprintf("_rels/.rels is not valid XML: %v", err)}
 		}
 		for _, r := range rels.Rel {
 			if strings.HasSuffix(r.Type, officeDocumentRel) {
@@ -55,9 +55,9 @@ func DOCXMainPart(ctx context.Context, a *Archive) (string, error) {
 			}
 		}
 		if kind := otherZipKind(a.HasPrefix, mimetype); kind != "" {
-			return "", &pipeline.UnsupportedFormatError{Reason: kind}
+			return "", &steperr.UnsupportedFormatError{Reason: kind}
 		}
-		return "", &pipeline.UnsupportedFormatError{Reason: "zip archive that is not a DOCX document (no word/document.xml)"}
+		return "", &steperr.UnsupportedFormatError{Reason: "zip archive that is not a DOCX document (no word/document.xml)"}
 	}
 	ct, err := contentType(ctx, a, main)
 	if err != nil {
@@ -68,14 +68,14 @@ func DOCXMainPart(ctx context.Context, a *Archive) (string, error) {
 		strings.Contains(ct, "wordprocessingml"),
 		strings.Contains(ct, "ms-word."):
 	case strings.Contains(ct, "spreadsheetml"), strings.Contains(ct, "ms-excel"):
-		return "", &pipeline.UnsupportedFormatError{Reason: "XLSX spreadsheet (only DOCX is supported among Office formats)"}
+		return "", &steperr.UnsupportedFormatError{Reason: "XLSX spreadsheet (only DOCX is supported among Office formats)"}
 	case strings.Contains(ct, "presentationml"), strings.Contains(ct, "ms-powerpoint"):
-		return "", &pipeline.UnsupportedFormatError{Reason: "PPTX presentation (only DOCX is supported among Office formats)"}
+		return "", &steperr.UnsupportedFormatError{Reason: "PPTX presentation (only DOCX is supported among Office formats)"}
 	default:
-		return "", &pipeline.UnsupportedFormatError{Reason: fmt.Sprintf("Office package whose main part is %q (%s), not a DOCX document", main, ct)}
+		return "", &steperr.UnsupportedFormatError{Reason: fmt.Sprintf("Office package whose main part is %q (%s), not a DOCX document", main, ct)}
 	}
 	if !a.Has(main) {
-		return "", &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("DOCX main part %q is missing", main)}
+		return "", &steperr.InvalidDocumentError{Reason: fmt.Sprintf("DOCX main part %q is missing", main)}
 	}
 	return main, nil
 }
@@ -113,7 +113,7 @@ func contentType(ctx context.Context, a *Archive, part string) (string, error) {
 		} `xml:"Override"`
 	}
 	if err := xml.Unmarshal(b, &types); err != nil {
-		return "", &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("%s is not valid XML: %v", name, err)}
+		return "", &steperr.InvalidDocumentError{Reason: fmt.Sprintf("%s is not valid XML: %v", name, err)}
 	}
 	for _, o := range types.Overrides {
 		if strings.EqualFold(strings.TrimPrefix(o.PartName, "/"), part) {

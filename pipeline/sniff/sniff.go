@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/net/html/charset"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // HeadSize is how many leading bytes Inspect reads to recognise a format.
@@ -80,7 +80,7 @@ func Detect(head []byte) (extract.Format, error) {
 
 func detect(head []byte) result {
 	if len(head) == 0 {
-		return result{err: &pipeline.InvalidDocumentError{Reason: "file is empty"}}
+		return result{err: &steperr.InvalidDocumentError{Reason: "file is empty"}}
 	}
 	switch {
 	case bytes.HasPrefix(head, pngMagic):
@@ -94,13 +94,13 @@ func detect(head []byte) result {
 	case bytes.HasPrefix(head, zipMagic):
 		return zipGuess(head)
 	case bytes.HasPrefix(head, zipEmpty):
-		return result{err: &pipeline.InvalidDocumentError{Reason: "empty zip archive"}}
+		return result{err: &steperr.InvalidDocumentError{Reason: "empty zip archive"}}
 	case bytes.HasPrefix(head, cfbMagic):
-		return result{container: cfbContainer, err: &pipeline.UnsupportedFormatError{Reason: "OLE2 compound file (legacy Office document)"}}
+		return result{container: cfbContainer, err: &steperr.UnsupportedFormatError{Reason: "OLE2 compound file (legacy Office document)"}}
 	case bytes.HasPrefix(head, []byte(`{\rtf`)):
-		return result{err: &pipeline.UnsupportedFormatError{Reason: "RTF document"}}
+		return result{err: &steperr.UnsupportedFormatError{Reason: "RTF document"}}
 	case bytes.HasPrefix(head, []byte("%!PS")):
-		return result{err: &pipeline.UnsupportedFormatError{Reason: "PostScript document"}}
+		return result{err: &steperr.UnsupportedFormatError{Reason: "PostScript document"}}
 	}
 	enc, ok := DetectEncoding(head)
 	if !ok {
@@ -122,9 +122,9 @@ func detect(head []byte) result {
 func binaryError(head []byte) error {
 	mime := http.DetectContentType(head)
 	if mime != "application/octet-stream" && !strings.HasPrefix(mime, "text/") {
-		return &pipeline.UnsupportedFormatError{Reason: mime + " is not a supported format"}
+		return &steperr.UnsupportedFormatError{Reason: mime + " is not a supported format"}
 	}
-	return &pipeline.UnsupportedFormatError{Reason: "binary data of unknown format"}
+	return &steperr.UnsupportedFormatError{Reason: "binary data of unknown format"}
 }
 
 // zipGuess reads entry names from the local file headers in the head.
@@ -135,9 +135,9 @@ func zipGuess(head []byte) result {
 		r.format = extract.FormatDOCX
 	default:
 		if kind := otherZipKind(func(name string) bool { return bytes.Contains(head, []byte(name)) }, string(head)); kind != "" {
-			r.err = &pipeline.UnsupportedFormatError{Reason: kind}
+			r.err = &steperr.UnsupportedFormatError{Reason: kind}
 		} else {
-			r.err = &pipeline.UnsupportedFormatError{Reason: "zip archive without a word/ part in its first entries (not a DOCX document?)"}
+			r.err = &steperr.UnsupportedFormatError{Reason: "zip archive without a word/ part in its first entries (not a DOCX document?)"}
 		}
 	}
 	return r
@@ -194,7 +194,7 @@ func Inspect(ctx context.Context, path string, limits extract.Limits) (Info, err
 	}
 	if r.format == extract.FormatPNG || r.format == extract.FormatJPEG {
 		if _, _, err := image.DecodeConfig(bytes.NewReader(head)); err != nil {
-			return info, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("corrupt %s image: %v", strings.ToUpper(string(r.format)), err)}
+			return info, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("corrupt %s image: %v", strings.ToUpper(string(r.format)), err)}
 		}
 	}
 	info.Format, info.MIMEType, info.Encoding = r.format, r.format.MIMEType(), r.encoding
@@ -215,11 +215,11 @@ func openChecked(path string, limits extract.Limits) (*os.File, int64, error) {
 	}
 	switch {
 	case st.IsDir():
-		err = &pipeline.InvalidDocumentError{Reason: "is a directory, not a file"}
+		err = &steperr.InvalidDocumentError{Reason: "is a directory, not a file"}
 	case st.Size() == 0:
-		err = &pipeline.InvalidDocumentError{Reason: "file is empty"}
+		err = &steperr.InvalidDocumentError{Reason: "file is empty"}
 	case st.Size() > limits.MaxFileBytes:
-		err = &pipeline.TooLargeError{Reason: fmt.Sprintf("file is %d bytes, over the limit of %d", st.Size(), limits.MaxFileBytes)}
+		err = &steperr.TooLargeError{Reason: fmt.Sprintf("file is %d bytes, over the limit of %d", st.Size(), limits.MaxFileBytes)}
 	}
 	if err != nil {
 		_ = f.Close()
@@ -271,7 +271,7 @@ func inspectDOCX(ctx context.Context, f io.ReaderAt, size int64, limits extract.
 func inspectCFB(f io.ReaderAt, size int64) error {
 	names, err := cfbEntryNames(f, size)
 	if err != nil {
-		return &pipeline.InvalidDocumentError{Reason: "corrupt OLE2 compound file"}
+		return &steperr.InvalidDocumentError{Reason: "corrupt OLE2 compound file"}
 	}
 	has := map[string]bool{}
 	for _, n := range names {
@@ -279,13 +279,13 @@ func inspectCFB(f io.ReaderAt, size int64) error {
 	}
 	switch {
 	case has["EncryptedPackage"]:
-		return &pipeline.PasswordProtectedError{Reason: "encrypted Office document (OOXML in an encrypted package); remove the password and upload again"}
+		return &steperr.PasswordProtectedError{Reason: "encrypted Office document (OOXML in an encrypted package); remove the password and upload again"}
 	case has["WordDocument"]:
-		return &pipeline.UnsupportedFormatError{Reason: "legacy Word 97-2003 .doc document; save it as .docx"}
+		return &steperr.UnsupportedFormatError{Reason: "legacy Word 97-2003 .doc document; save it as .docx"}
 	case has["Workbook"] || has["Book"]:
-		return &pipeline.UnsupportedFormatError{Reason: "legacy Excel .xls spreadsheet"}
+		return &steperr.UnsupportedFormatError{Reason: "legacy Excel .xls spreadsheet"}
 	case has["PowerPoint Document"]:
-		return &pipeline.UnsupportedFormatError{Reason: "legacy PowerPoint .ppt presentation"}
+		return &steperr.UnsupportedFormatError{Reason: "legacy PowerPoint .ppt presentation"}
 	}
-	return &pipeline.UnsupportedFormatError{Reason: "OLE2 compound file of unknown kind"}
+	return &steperr.UnsupportedFormatError{Reason: "OLE2 compound file of unknown kind"}
 }

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 const samples = "../../samples"
@@ -67,7 +67,7 @@ func TestDetect(t *testing.T) {
 		errName string
 		errText string
 	}{
-		{name: "empty", head: nil, errName: pipeline.ErrNameInvalidDocument, errText: "file is empty"},
+		{name: "empty", head: nil, errName: steperr.NameInvalidDocument, errText: "file is empty"},
 		{name: "pdf", head: []byte("%PDF-1.7\n%\xe2\xe3\n1 0 obj"), want: extract.FormatPDF},
 		{name: "pdf after junk", head: append(bytes.Repeat([]byte{0x00, 0x1F}, 300), "%PDF-1.4\n"...), want: extract.FormatPDF},
 		{name: "pdf marker past 1 KB is text", head: []byte(strings.Repeat("plain words ", 100) + "%PDF-1.4"), want: extract.FormatText},
@@ -75,9 +75,9 @@ func TestDetect(t *testing.T) {
 		{name: "jpeg", head: []byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, 'J', 'F', 'I', 'F'}, want: extract.FormatJPEG},
 		{name: "tiff le", head: []byte("II*\x00\x08\x00\x00\x00"), want: extract.FormatTIFF},
 		{name: "tiff be", head: []byte("MM\x00*\x00\x00\x00\x08"), want: extract.FormatTIFF},
-		{name: "gif", head: []byte("GIF89a\x08\x00\x08\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04"), errName: pipeline.ErrNameUnsupportedFormat, errText: "image/gif"},
-		{name: "rtf", head: []byte(`{\rtf1\ansi Hello}`), errName: pipeline.ErrNameUnsupportedFormat, errText: "RTF"},
-		{name: "random", head: bytes.Repeat([]byte{0x01, 0x9d, 0xfe, 0x07, 0x88, 0x00, 0x13}, 100), errName: pipeline.ErrNameUnsupportedFormat, errText: "binary data of unknown format"},
+		{name: "gif", head: []byte("GIF89a\x08\x00\x08\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04"), errName: steperr.NameUnsupportedFormat, errText: "image/gif"},
+		{name: "rtf", head: []byte(`{\rtf1\ansi Hello}`), errName: steperr.NameUnsupportedFormat, errText: "RTF"},
+		{name: "random", head: bytes.Repeat([]byte{0x01, 0x9d, 0xfe, 0x07, 0x88, 0x00, 0x13}, 100), errName: steperr.NameUnsupportedFormat, errText: "binary data of unknown format"},
 		{name: "html doctype", head: []byte("<!DOCTYPE html>\n<html><body><p>Hi</p></body></html>"), want: extract.FormatHTML},
 		{name: "html after bom, space, comment", head: []byte("\xEF\xBB\xBF  \n<!-- generated -->\n<HTML lang=en><p>x"), want: extract.FormatHTML},
 		{name: "xhtml", head: []byte(`<?xml version="1.0"?>` + "\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><body/></html>"), want: extract.FormatHTML},
@@ -90,18 +90,18 @@ func TestDetect(t *testing.T) {
 		{name: "latin-1 text", head: []byte("Caf\xe9 cr\xe8me br\xfbl\xe9e, 3 \xa3\n"), want: extract.FormatText},
 		{name: "utf-16le bom text", head: utf16le("Hello world, this is text.\n", true), want: extract.FormatText},
 		{name: "utf-16le without bom", head: utf16le("Hello world, this is text.\n", false), want: extract.FormatText},
-		{name: "utf-32 is binary", head: []byte("\xFF\xFE\x00\x00H\x00\x00\x00i\x00\x00\x00"), errName: pipeline.ErrNameUnsupportedFormat},
+		{name: "utf-32 is binary", head: []byte("\xFF\xFE\x00\x00H\x00\x00\x00i\x00\x00\x00"), errName: steperr.NameUnsupportedFormat},
 		{name: "docx zip", head: zipOf(t, "[Content_Types].xml", "word/document.xml"), want: extract.FormatDOCX},
-		{name: "xlsx zip", head: zipOf(t, "[Content_Types].xml", "xl/workbook.xml"), errName: pipeline.ErrNameUnsupportedFormat, errText: "XLSX"},
-		{name: "plain zip", head: zipOf(t, "a.txt"), errName: pipeline.ErrNameUnsupportedFormat, errText: "not a DOCX"},
-		{name: "empty zip", head: []byte("PK\x05\x06" + strings.Repeat("\x00", 18)), errName: pipeline.ErrNameInvalidDocument},
+		{name: "xlsx zip", head: zipOf(t, "[Content_Types].xml", "xl/workbook.xml"), errName: steperr.NameUnsupportedFormat, errText: "XLSX"},
+		{name: "plain zip", head: zipOf(t, "a.txt"), errName: steperr.NameUnsupportedFormat, errText: "not a DOCX"},
+		{name: "empty zip", head: []byte("PK\x05\x06" + strings.Repeat("\x00", 18)), errName: steperr.NameInvalidDocument},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := Detect(tc.head)
 			if tc.errName != "" {
-				if pipeline.ErrorName(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
+				if steperr.Name(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
 					t.Fatalf("Detect = %q, %v; want %s containing %q", got, err, tc.errName, tc.errText)
 				}
 				return
@@ -168,15 +168,15 @@ func TestInspectSamples(t *testing.T) {
 		{file: "bad/pdf-named.txt", want: extract.FormatPDF},
 		{file: "bad/mixed-utf8.txt", want: extract.FormatText, encoding: EncodingUTF8},
 		{file: "bad/utf16-nobom.txt", want: extract.FormatText, encoding: EncodingUTF16LE},
-		{file: "bad/empty.txt", errName: pipeline.ErrNameInvalidDocument, errText: "file is empty"},
-		{file: "bad/random.bin", errName: pipeline.ErrNameUnsupportedFormat, errText: "binary data of unknown format"},
-		{file: "bad/binary-ish.txt", errName: pipeline.ErrNameUnsupportedFormat},
-		{file: "bad/truncated.docx", errName: pipeline.ErrNameInvalidDocument, errText: "corrupt zip"},
-		{file: "bad/zipbomb.docx", errName: pipeline.ErrNameTooLarge, errText: "zip bomb"},
-		{file: "bad/encrypted.docx", errName: pipeline.ErrNamePasswordProtected, errText: "encrypted"},
-		{file: "bad/legacy.doc", errName: pipeline.ErrNameUnsupportedFormat, errText: ".doc"},
-		{file: "bad/spreadsheet.xlsx", errName: pipeline.ErrNameUnsupportedFormat, errText: "XLSX"},
-		{file: "bad/image.gif", errName: pipeline.ErrNameUnsupportedFormat, errText: "image/gif"},
+		{file: "bad/empty.txt", errName: steperr.NameInvalidDocument, errText: "file is empty"},
+		{file: "bad/random.bin", errName: steperr.NameUnsupportedFormat, errText: "binary data of unknown format"},
+		{file: "bad/binary-ish.txt", errName: steperr.NameUnsupportedFormat},
+		{file: "bad/truncated.docx", errName: steperr.NameInvalidDocument, errText: "corrupt zip"},
+		{file: "bad/zipbomb.docx", errName: steperr.NameTooLarge, errText: "zip bomb"},
+		{file: "bad/encrypted.docx", errName: steperr.NamePasswordProtected, errText: "encrypted"},
+		{file: "bad/legacy.doc", errName: steperr.NameUnsupportedFormat, errText: ".doc"},
+		{file: "bad/spreadsheet.xlsx", errName: steperr.NameUnsupportedFormat, errText: "XLSX"},
+		{file: "bad/image.gif", errName: steperr.NameUnsupportedFormat, errText: "image/gif"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -184,7 +184,7 @@ func TestInspectSamples(t *testing.T) {
 			path := filepath.Join(samples, tc.file)
 			info, err := Inspect(context.Background(), path, extract.Limits{})
 			if tc.errName != "" {
-				if pipeline.ErrorName(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
+				if steperr.Name(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
 					t.Fatalf("Inspect = %+v, %v; want %s containing %q", info, err, tc.errName, tc.errText)
 				}
 				return
@@ -259,18 +259,18 @@ func TestInspectLimits(t *testing.T) {
 		errName string
 		errText string
 	}{
-		{"file size", report, extract.Limits{MaxFileBytes: 1000}, pipeline.ErrNameTooLarge, "over the limit of 1000"},
-		{"declared sum", report, extract.Limits{MaxDecompressedBytes: 4096}, pipeline.ErrNameTooLarge, "declares more than 4096"},
-		{"lying sizes", lyingZip(t), extract.Limits{}, pipeline.ErrNameTooLarge, "beyond its declared 2048 bytes"},
-		{"too many entries", zipOf(t, many...), extract.Limits{}, pipeline.ErrNameTooLarge, "entries"},
-		{"zip encryption", encrypted.Bytes(), extract.Limits{}, pipeline.ErrNamePasswordProtected, "encrypted"},
-		{"truncated cfb", append(append([]byte{}, cfbMagic...), make([]byte, 100)...), extract.Limits{}, pipeline.ErrNameInvalidDocument, "compound file"},
+		{"file size", report, extract.Limits{MaxFileBytes: 1000}, steperr.NameTooLarge, "over the limit of 1000"},
+		{"declared sum", report, extract.Limits{MaxDecompressedBytes: 4096}, steperr.NameTooLarge, "declares more than 4096"},
+		{"lying sizes", lyingZip(t), extract.Limits{}, steperr.NameTooLarge, "beyond its declared 2048 bytes"},
+		{"too many entries", zipOf(t, many...), extract.Limits{}, steperr.NameTooLarge, "entries"},
+		{"zip encryption", encrypted.Bytes(), extract.Limits{}, steperr.NamePasswordProtected, "encrypted"},
+		{"truncated cfb", append(append([]byte{}, cfbMagic...), make([]byte, 100)...), extract.Limits{}, steperr.NameInvalidDocument, "compound file"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := Inspect(context.Background(), writeTemp(t, "f", tc.data), tc.limits)
-			if pipeline.ErrorName(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
+			if steperr.Name(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
 				t.Fatalf("Inspect error = %v; want %s containing %q", err, tc.errName, tc.errText)
 			}
 		})
@@ -296,7 +296,7 @@ func TestArchiveBudgetSharedAcrossEntries(t *testing.T) {
 	}
 	_ = zw.Close()
 	// Declared total 1200 > 1000 is refused up front...
-	if _, err := NewArchive(bytes.NewReader(buf.Bytes()), int64(buf.Len()), extract.Limits{MaxDecompressedBytes: 1000}); pipeline.ErrorName(err) != pipeline.ErrNameTooLarge {
+	if _, err := NewArchive(bytes.NewReader(buf.Bytes()), int64(buf.Len()), extract.Limits{MaxDecompressedBytes: 1000}); steperr.Name(err) != steperr.NameTooLarge {
 		t.Fatalf("declared total over the limit: %v", err)
 	}
 	// ...and with room for both, reading them counts against one budget.
@@ -310,7 +310,7 @@ func TestArchiveBudgetSharedAcrossEntries(t *testing.T) {
 			t.Fatalf("ReadAll(%s) = %d bytes, %v", n, len(b), err)
 		}
 	}
-	if _, err := a.ReadAll(context.Background(), "a", 1<<20); pipeline.ErrorName(err) != pipeline.ErrNameTooLarge {
+	if _, err := a.ReadAll(context.Background(), "a", 1<<20); steperr.Name(err) != steperr.NameTooLarge {
 		t.Fatalf("third read past the shared budget: %v", err)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"io"
 	"sync"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // Bounds on zip containers beyond extract.Limits. Real DOCX files have tens
@@ -61,23 +61,23 @@ func NewArchive(r io.ReaderAt, size int64, limits extract.Limits) (*Archive, err
 	limits = limits.WithDefaults()
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names never reach the disk
-		return nil, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("corrupt zip archive: %v", err)}
+		return nil, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("corrupt zip archive: %v", err)}
 	}
 	if len(zr.File) > MaxZipEntries {
-		return nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("zip archive has %d entries, over the limit of %d", len(zr.File), MaxZipEntries)}
+		return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("zip archive has %d entries, over the limit of %d", len(zr.File), MaxZipEntries)}
 	}
 	a := &Archive{zr: zr, files: make(map[string]*zip.File, len(zr.File)), limit: limits.MaxDecompressedBytes}
 	var declared uint64
 	for _, f := range zr.File {
 		if f.Flags&0x1 != 0 {
-			return nil, &pipeline.PasswordProtectedError{Reason: fmt.Sprintf("zip entry %q is encrypted", f.Name)}
+			return nil, &steperr.PasswordProtectedError{Reason: fmt.Sprintf("zip entry %q is encrypted", f.Name)}
 		}
 		declared += f.UncompressedSize64
 		if declared > uint64(a.limit) {
-			return nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("zip archive declares more than %d bytes of uncompressed content", a.limit)}
+			return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("zip archive declares more than %d bytes of uncompressed content", a.limit)}
 		}
 		if ratioExceeded(f.UncompressedSize64, f.CompressedSize64) {
-			return nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("zip entry %q declares a compression ratio over %d:1 (%d bytes from %d; zip bomb?)", f.Name, MaxCompressionRatio, f.UncompressedSize64, f.CompressedSize64)}
+			return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("zip entry %q declares a compression ratio over %d:1 (%d bytes from %d; zip bomb?)", f.Name, MaxCompressionRatio, f.UncompressedSize64, f.CompressedSize64)}
 		}
 		if _, dup := a.files[f.Name]; !dup {
 			a.files[f.Name] = f
@@ -115,14 +115,14 @@ func (a *Archive) Has(name string) bool { _, ok := a.files[name]; return ok }
 func (a *Archive) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	f, ok := a.files[name]
 	if !ok {
-		return nil, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("zip entry %q is missing", name)}
+		return nil, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("zip entry %q is missing", name)}
 	}
 	rc, err := f.Open()
 	if err != nil {
 		if errors.Is(err, zip.ErrAlgorithm) {
-			return nil, &pipeline.UnsupportedFormatError{Reason: fmt.Sprintf("zip entry %q uses unsupported compression method %d", name, f.Method)}
+			return nil, &steperr.UnsupportedFormatError{Reason: fmt.Sprintf("zip entry %q uses unsupported compression method %d", name, f.Method)}
 		}
-		return nil, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("zip entry %q: %v", name, err)}
+		return nil, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("zip entry %q: %v", name, err)}
 	}
 	return &boundedReader{ctx: ctx, a: a, f: f, rc: rc}, nil
 }
@@ -140,7 +140,7 @@ func (a *Archive) ReadAll(ctx context.Context, name string, maxBytes int64) ([]b
 		return nil, err
 	}
 	if int64(len(b)) > maxBytes {
-		return nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("zip entry %q is over %d bytes", name, maxBytes)}
+		return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("zip entry %q is over %d bytes", name, maxBytes)}
 	}
 	return b, nil
 }
@@ -151,7 +151,7 @@ func (a *Archive) charge(n int) error {
 	defer a.mu.Unlock()
 	a.used += int64(n)
 	if a.used > a.limit {
-		return &pipeline.TooLargeError{Reason: fmt.Sprintf("zip archive decompresses to more than %d bytes", a.limit)}
+		return &steperr.TooLargeError{Reason: fmt.Sprintf("zip archive decompresses to more than %d bytes", a.limit)}
 	}
 	return nil
 }
@@ -174,7 +174,7 @@ func (r *boundedReader) Read(p []byte) (int, error) {
 		return n, cerr
 	}
 	if ratioExceeded(r.read, r.f.CompressedSize64) {
-		return n, &pipeline.TooLargeError{Reason: fmt.Sprintf("zip entry %q expands more than %d:1 (zip bomb?)", r.f.Name, MaxCompressionRatio)}
+		return n, &steperr.TooLargeError{Reason: fmt.Sprintf("zip entry %q expands more than %d:1 (zip bomb?)", r.f.Name, MaxCompressionRatio)}
 	}
 	switch {
 	case err == nil || err == io.EOF:
@@ -182,11 +182,11 @@ func (r *boundedReader) Read(p []byte) (int, error) {
 	case errors.Is(err, zip.ErrFormat):
 		// archive/zip stops an entry at its declared size: the declared
 		// size lied, which is how a zip bomb hides.
-		return n, &pipeline.TooLargeError{Reason: fmt.Sprintf("zip entry %q expands beyond its declared %d bytes (zip bomb?)", r.f.Name, r.f.UncompressedSize64)}
+		return n, &steperr.TooLargeError{Reason: fmt.Sprintf("zip entry %q expands beyond its declared %d bytes (zip bomb?)", r.f.Name, r.f.UncompressedSize64)}
 	case errors.Is(err, zip.ErrChecksum):
-		return n, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("zip entry %q is corrupt (checksum mismatch)", r.f.Name)}
+		return n, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("zip entry %q is corrupt (checksum mismatch)", r.f.Name)}
 	default:
-		return n, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("zip entry %q is corrupt: %v", r.f.Name, err)}
+		return n, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("zip entry %q is corrupt: %v", r.f.Name, err)}
 	}
 }
 

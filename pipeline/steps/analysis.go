@@ -12,6 +12,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // maxSegmentTextBytes bounds one segment's text read into memory; segments
@@ -39,14 +40,14 @@ type BatchEntry struct {
 func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (outcome, error) {
 	b := *in.Batch
 	if b.From < 1 || b.To < b.From {
-		return outcome{}, &pipeline.InvalidInputError{Reason: fmt.Sprintf("bad batch %d: %d..%d", b.Batch, b.From, b.To)}
+		return outcome{}, &steperr.InvalidInputError{Reason: fmt.Sprintf("bad batch %d: %d..%d", b.Batch, b.From, b.To)}
 	}
 	segs, err := h.Repo.SegmentsInRange(ctx, in.Workflow.WorkflowID, b.From, b.To)
 	if err != nil {
 		return outcome{}, storageErr("read segments", err)
 	}
 	if len(segs) != b.To-b.From+1 {
-		return outcome{}, &pipeline.InvalidInputError{Reason: fmt.Sprintf("batch %d expects segments %d..%d, the table has %d of them", b.Batch, b.From, b.To, len(segs))}
+		return outcome{}, &steperr.InvalidInputError{Reason: fmt.Sprintf("batch %d expects segments %d..%d, the table has %d of them", b.Batch, b.From, b.To, len(segs))}
 	}
 	if finishedBatch(segs) {
 		// A re-run of failed segments leaves finished batches alone.

@@ -9,6 +9,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // Blobs one workflow writes, under pipeline.WorkflowBlobPrefix:
@@ -85,13 +86,13 @@ func (h *handlers) putJSON(ctx context.Context, key string, v any) error {
 func (h *handlers) getJSON(ctx context.Context, key string, v any) error {
 	b, err := blob.GetBytes(ctx, h.Blobs, key, maxArtifactBytes)
 	if errors.Is(err, blob.ErrNotFound) {
-		return &pipeline.InvalidInputError{Reason: "missing " + key + " (did an earlier step run?)"}
+		return &steperr.InvalidInputError{Reason: "missing " + key + " (did an earlier step run?)"}
 	}
 	if err != nil {
 		return storageErr("read "+key, err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return &pipeline.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
+		return &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
 	}
 	return nil
 }

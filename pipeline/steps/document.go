@@ -13,6 +13,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/sniff"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // segmentPrep sniffs the real format from the bytes, enforces the limits
@@ -35,7 +36,7 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput) (outc
 			return outcome{}, err
 		}
 		if n > limits.MaxPages {
-			return outcome{}, &pipeline.TooLargeError{Reason: fmt.Sprintf("%d pages, the limit is %d", n, limits.MaxPages)}
+			return outcome{}, &steperr.TooLargeError{Reason: fmt.Sprintf("%d pages, the limit is %d", n, limits.MaxPages)}
 		}
 		prep.Pages = n
 	}
@@ -66,11 +67,11 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (out
 		return outcome{}, err
 	}
 	if len(units) == 0 {
-		return outcome{}, &pipeline.InvalidDocumentError{Reason: "the document contains no text"}
+		return outcome{}, &steperr.InvalidDocumentError{Reason: "the document contains no text"}
 	}
 	limits := h.Limits.WithDefaults()
 	if len(units) > limits.MaxPages {
-		return outcome{}, &pipeline.TooLargeError{Reason: fmt.Sprintf("%d segments, the limit is %d", len(units), limits.MaxPages)}
+		return outcome{}, &steperr.TooLargeError{Reason: fmt.Sprintf("%d segments, the limit is %d", len(units), limits.MaxPages)}
 	}
 	infos := make([]unitInfo, len(units))
 	g, gctx := errgroup.WithContext(ctx)
@@ -228,10 +229,10 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 		return encodeOutput(pipeline.StepOutput{Step: in.Step, Skipped: true, Message: "already completed"})
 	}
 	if finished := prog.SegmentsDone + prog.SegmentsFailed + prog.SegmentsSkipped; finished != prog.TotalSegments {
-		return nil, &pipeline.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
+		return nil, &steperr.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
 	}
 	if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
-		return nil, &pipeline.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
+		return nil, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
 	}
 	if err := h.closeBatchStages(ctx, in.Workflow, "", prog); err != nil {
 		return nil, err
@@ -284,7 +285,7 @@ func FailureReason(e *pipeline.CaughtError) string {
 	switch {
 	case cause == "":
 		return e.Error
-	case e.Error == "" || slices.Contains(pipeline.PermanentErrorNames, e.Error) || e.Error == pipeline.ErrNameTransient:
+	case e.Error == "" || slices.Contains(steperr.PermanentNames, e.Error) || e.Error == steperr.NameTransient:
 		return cause // our own errors say what they are
 	}
 	return e.Error + ": " + cause

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/docx"
 	"github.com/docpipe/docpipe/pipeline/extract/htmltext"
 	"github.com/docpipe/docpipe/pipeline/extract/mdtext"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // extractFlowing extracts the formats without pages of their own.
@@ -24,5 +24,5 @@ func extractFlowing(ctx context.Context, prep prepInfo, path string, limits extr
 	case extract.FormatText:
 		return plaintext.Extract(ctx, path, limits)
 	}
-	return nil, &pipeline.UnsupportedFormatError{Reason: fmt.Sprintf("no extractor for %s", prep.Format)}
+	return nil, &steperr.UnsupportedFormatError{Reason: fmt.Sprintf("no extractor for %s", prep.Format)}
 }

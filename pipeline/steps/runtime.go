@@ -20,6 +20,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/ocr"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -83,11 +84,11 @@ type handlers struct {
 func decodeInput(payload []byte) (pipeline.StepInput, error) {
 	var in pipeline.StepInput
 	if err := json.Unmarshal(payload, &in); err != nil {
-		return in, &pipeline.InvalidInputError{Reason: fmt.Sprintf("payload is not a step input: %v", err)}
+		return in, &steperr.InvalidInputError{Reason: fmt.Sprintf("payload is not a step input: %v", err)}
 	}
 	w := in.Workflow
 	if w.ProjectID == "" || w.DocumentID == "" || w.WorkflowID == "" {
-		return in, &pipeline.InvalidInputError{Reason: "payload lacks workflow ids"}
+		return in, &steperr.InvalidInputError{Reason: "payload lacks workflow ids"}
 	}
 	return in, nil
 }
@@ -105,7 +106,7 @@ func (h *handlers) wrap(step string, body stepFunc) pipeline.Handler {
 			return nil, err
 		}
 		if in.Step != step {
-			return nil, &pipeline.InvalidInputError{Reason: fmt.Sprintf("payload for step %q sent to %q", in.Step, step)}
+			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("payload for step %q sent to %q", in.Step, step)}
 		}
 		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
 		if err != nil {
@@ -115,7 +116,7 @@ func (h *handlers) wrap(step string, body stepFunc) pipeline.Handler {
 			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
 		}
 		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
-			return nil, &pipeline.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
+			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
 		}
 		if prog.Status == pipeline.WorkflowPending {
 			if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
@@ -163,7 +164,7 @@ func (h *handlers) batch(step string, body stepFunc) pipeline.Handler {
 			return nil, err
 		}
 		if in.Step != step || in.Batch == nil {
-			return nil, &pipeline.InvalidInputError{Reason: fmt.Sprintf("step %q needs a batch", step)}
+			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("step %q needs a batch", step)}
 		}
 		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
 		if err != nil {
@@ -212,7 +213,7 @@ func done(s pipeline.StepStatus) bool {
 func safeRun(ctx context.Context, in pipeline.StepInput, body stepFunc) (res outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("internal error while processing (%v)", r)}
+			err = &steperr.InvalidDocumentError{Reason: fmt.Sprintf("internal error while processing (%v)", r)}
 		}
 	}()
 	return body(ctx, in)
@@ -224,18 +225,18 @@ func safeRun(ctx context.Context, in pipeline.StepInput, body stepFunc) (res out
 // as it is; anything else — network faults, throttling, 5xx — is transient
 // and worth a retry.
 func storageErr(what string, err error) error {
-	var unexpected *pipeline.UnexpectedError
+	var unexpected *steperr.UnexpectedError
 	switch {
-	case pipeline.ErrorName(err) != pipeline.ErrNameUnexpected || errors.As(err, &unexpected):
+	case steperr.Name(err) != steperr.NameUnexpected || errors.As(err, &unexpected):
 		return err
 	case errors.Is(err, context.Canceled):
 		return err
 	case errors.Is(err, table.ErrConditionFailed):
-		return &pipeline.UnexpectedError{Reason: fmt.Sprintf("%s: %v", what, err)}
+		return &steperr.UnexpectedError{Reason: fmt.Sprintf("%s: %v", what, err)}
 	case errors.Is(err, table.ErrNotFound):
-		return &pipeline.InvalidInputError{Reason: fmt.Sprintf("%s: %v", what, err)}
+		return &steperr.InvalidInputError{Reason: fmt.Sprintf("%s: %v", what, err)}
 	}
-	return &pipeline.TransientError{Reason: fmt.Sprintf("%s: %v", what, err)}
+	return &steperr.TransientError{Reason: fmt.Sprintf("%s: %v", what, err)}
 }
 
 // downloadSource fetches the workflow's original document into a private
@@ -272,7 +273,7 @@ func (h *handlers) tempFile(ctx context.Context, key string) (string, func(), er
 	if err != nil {
 		cleanup()
 		if errors.Is(err, blob.ErrNotFound) {
-			return "", nil, &pipeline.InvalidInputError{Reason: "source document is missing from the blob store: " + key}
+			return "", nil, &steperr.InvalidInputError{Reason: "source document is missing from the blob store: " + key}
 		}
 		return "", nil, storageErr("download source", err)
 	}
@@ -287,7 +288,7 @@ func (h *handlers) tempFile(ctx context.Context, key string) (string, func(), er
 	}
 	if n > max {
 		cleanup()
-		return "", nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("file is larger than the %d-byte limit", max)}
+		return "", nil, &steperr.TooLargeError{Reason: fmt.Sprintf("file is larger than the %d-byte limit", max)}
 	}
 	if err := f.Close(); err != nil {
 		cleanup()

@@ -11,6 +11,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -20,16 +21,16 @@ func TestStorageErrClassification(t *testing.T) {
 		err  error
 		want string
 	}{
-		{errors.New("503 SlowDown"), pipeline.ErrNameTransient},
-		{fmt.Errorf("put: %w", errors.New("connection reset")), pipeline.ErrNameTransient},
-		{fmt.Errorf("tx: %w", table.ErrConditionFailed), pipeline.ErrNameUnexpected},
-		{fmt.Errorf("get: %w", table.ErrNotFound), pipeline.ErrNameInvalidInput},
-		{fmt.Errorf("tx: %w", table.ErrTransactionConflict), pipeline.ErrNameTransient},
-		{&pipeline.InvalidDocumentError{Reason: "x"}, pipeline.ErrNameInvalidDocument},
-		{&pipeline.UnexpectedError{Reason: "x"}, pipeline.ErrNameUnexpected},
-		{&pipeline.TransientError{Reason: "x"}, pipeline.ErrNameTransient},
+		{errors.New("503 SlowDown"), steperr.NameTransient},
+		{fmt.Errorf("put: %w", errors.New("connection reset")), steperr.NameTransient},
+		{fmt.Errorf("tx: %w", table.ErrConditionFailed), steperr.NameUnexpected},
+		{fmt.Errorf("get: %w", table.ErrNotFound), steperr.NameInvalidInput},
+		{fmt.Errorf("tx: %w", table.ErrTransactionConflict), steperr.NameTransient},
+		{&steperr.InvalidDocumentError{Reason: "x"}, steperr.NameInvalidDocument},
+		{&steperr.UnexpectedError{Reason: "x"}, steperr.NameUnexpected},
+		{&steperr.TransientError{Reason: "x"}, steperr.NameTransient},
 	} {
-		if got := pipeline.ErrorName(storageErr("op", tc.err)); got != tc.want {
+		if got := steperr.Name(storageErr("op", tc.err)); got != tc.want {
 			t.Errorf("storageErr(%v) is %s, want %s", tc.err, got, tc.want)
 		}
 	}
@@ -78,7 +79,7 @@ func TestDownloadStopsAtTheSizeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &handlers{Deps: Deps{Blobs: blobs, TempDir: t.TempDir(), Limits: extract.Limits{MaxFileBytes: 99}}}
-	if _, _, err := h.tempFile(ctx, "p/d/source"); pipeline.ErrorName(err) != pipeline.ErrNameTooLarge {
+	if _, _, err := h.tempFile(ctx, "p/d/source"); steperr.Name(err) != steperr.NameTooLarge {
 		t.Fatalf("err = %v, want TooLargeError", err)
 	}
 	h.Limits.MaxFileBytes = 100
@@ -90,7 +91,7 @@ func TestDownloadStopsAtTheSizeLimit(t *testing.T) {
 	if fi, err := os.Stat(path); err != nil || fi.Size() != 100 {
 		t.Fatalf("downloaded %v, %v", fi, err)
 	}
-	if _, _, err := h.tempFile(ctx, "p/d/missing"); pipeline.ErrorName(err) != pipeline.ErrNameInvalidInput {
+	if _, _, err := h.tempFile(ctx, "p/d/missing"); steperr.Name(err) != steperr.NameInvalidInput {
 		t.Fatalf("missing source: err = %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/statemachine"
 	"github.com/docpipe/docpipe/statemachine/asl"
 	"github.com/docpipe/docpipe/statemachine/interp"
@@ -79,14 +80,14 @@ func (t taskInvoker) Invoke(ctx context.Context, resource string, input json.Raw
 	}
 	h, ok := t.reg.Lookup(step)
 	if !ok {
-		return nil, &interp.TaskError{Name: pipeline.ErrNameInvalidInput, Cause: "no handler for step " + step}
+		return nil, &interp.TaskError{Name: steperr.NameInvalidInput, Cause: "no handler for step " + step}
 	}
 	out, err := h.Invoke(ctx, input)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err // cancelled: the execution is aborted, not failed
 		}
-		return nil, &interp.TaskError{Name: pipeline.ErrorName(err), Cause: err.Error()}
+		return nil, &interp.TaskError{Name: steperr.Name(err), Cause: err.Error()}
 	}
 	return out, nil
 }

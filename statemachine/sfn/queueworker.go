@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/statemachine"
 )
 
@@ -226,18 +227,18 @@ func (w *QueueWorker) handle(ctx context.Context, log *slog.Logger, m sqstypes.M
 func parseTask(body []byte) (string, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return "", &pipeline.InvalidInputError{Reason: fmt.Sprintf("message is not a JSON object: %v", err)}
+		return "", &steperr.InvalidInputError{Reason: fmt.Sprintf("message is not a JSON object: %v", err)}
 	}
 	var token string
 	if json.Unmarshal(raw[statemachine.QueueTaskTokenField], &token) != nil || token == "" {
-		return "", &pipeline.InvalidInputError{Reason: "message has no " + statemachine.QueueTaskTokenField}
+		return "", &steperr.InvalidInputError{Reason: "message has no " + statemachine.QueueTaskTokenField}
 	}
 	var msg queueMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
-		return token, &pipeline.InvalidInputError{Reason: fmt.Sprintf("message is not a step input: %v", err)}
+		return token, &steperr.InvalidInputError{Reason: fmt.Sprintf("message is not a step input: %v", err)}
 	}
 	if msg.Step == "" {
-		return token, &pipeline.InvalidInputError{Reason: "message names no step"}
+		return token, &steperr.InvalidInputError{Reason: "message names no step"}
 	}
 	return token, nil
 }

@@ -18,6 +18,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // fakeQueue is one SQS queue and the Step Functions callback API. Message
@@ -224,7 +225,7 @@ func TestQueueWorkerReportsThenDeletes(t *testing.T) {
 		return json.Marshal(pipeline.StepOutput{Step: "ok"})
 	}))
 	reg.Register("bad", pipeline.HandlerFunc(func(context.Context, []byte) ([]byte, error) {
-		return nil, &pipeline.InvalidDocumentError{Reason: "broken"}
+		return nil, &steperr.InvalidDocumentError{Reason: "broken"}
 	}))
 	q.push(task("ok", "t-ok"), task("bad", "t-bad"), task("nope", "t-nope"))
 	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, Concurrency: 3, NewTicker: manualTicker(ticks)})
@@ -240,10 +241,10 @@ func TestQueueWorkerReportsThenDeletes(t *testing.T) {
 	if q.beats["t-ok"] < 1 || q.extended[task("ok", "t-ok")] < 1 {
 		t.Errorf("%d heartbeats, %d visibility extensions; want at least 1 each", q.beats["t-ok"], q.extended[task("ok", "t-ok")])
 	}
-	if got := q.failure["t-bad"]; got != [2]string{pipeline.ErrNameInvalidDocument, "invalid document: broken"} {
+	if got := q.failure["t-bad"]; got != [2]string{steperr.NameInvalidDocument, "invalid document: broken"} {
 		t.Errorf("bad failure %q", got)
 	}
-	if got := q.failure["t-nope"]; got[0] != pipeline.ErrNameInvalidInput {
+	if got := q.failure["t-nope"]; got[0] != steperr.NameInvalidInput {
 		t.Errorf("unknown step failure %q", got)
 	}
 	if len(q.earlyDelete) > 0 {
@@ -289,7 +290,7 @@ func TestQueueWorkerDeadTokens(t *testing.T) {
 	reg := pipeline.NewRegistry()
 	reg.Register("ok", pipeline.HandlerFunc(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	reg.Register("bad", pipeline.HandlerFunc(func(context.Context, []byte) ([]byte, error) {
-		return nil, &pipeline.TransientError{Reason: "later"}
+		return nil, &steperr.TransientError{Reason: "later"}
 	}))
 	q.sendErr["timed-out"] = &types.TaskTimedOut{Message: aws.String("late")}
 	q.sendErr["gone"] = &types.TaskDoesNotExist{Message: aws.String("gone")}
@@ -335,8 +336,8 @@ func TestQueueWorkerMalformedMessages(t *testing.T) {
 	q.waitDeleted(t, 4)
 	stop()
 	for _, tok := range []string{"t-typed", "t-nostep"} {
-		if got := q.failure[tok]; got[0] != pipeline.ErrNameInvalidInput {
-			t.Errorf("%s: failure %q, want %s", tok, got, pipeline.ErrNameInvalidInput)
+		if got := q.failure[tok]; got[0] != steperr.NameInvalidInput {
+			t.Errorf("%s: failure %q, want %s", tok, got, steperr.NameInvalidInput)
 		}
 	}
 	if len(q.failure) != 2 || len(q.success) != 0 {
@@ -383,8 +384,8 @@ func TestQueueWorkerShutdownFailsRunningTaskAsTransient(t *testing.T) {
 	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, ShutdownGrace: time.Millisecond, NewTicker: manualTicker(nil)})
 	<-started
 	stop()
-	if got := q.failure["t"]; got[0] != pipeline.ErrNameTransient {
-		t.Fatalf("failure %q, want %s so the state machine retries", got, pipeline.ErrNameTransient)
+	if got := q.failure["t"]; got[0] != steperr.NameTransient {
+		t.Fatalf("failure %q, want %s so the state machine retries", got, steperr.NameTransient)
 	}
 	if len(q.deleted) != 1 {
 		t.Errorf("%d messages deleted, want 1", len(q.deleted))

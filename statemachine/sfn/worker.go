@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // TaskAPI is the part of the Step Functions API an activity worker uses.
@@ -227,7 +228,7 @@ func runCallback(ctx context.Context, log *slog.Logger, api CallbackAPI, h pipel
 		return true, nil
 	}
 	if err != nil && errors.Is(cause, errShutdown) {
-		err = &pipeline.TransientError{Reason: errShutdown.Error()}
+		err = &steperr.TransientError{Reason: errShutdown.Error()}
 	}
 	if err != nil {
 		return reportFailure(rctx, log, api, token, err)
@@ -246,7 +247,7 @@ func runCallback(ctx context.Context, log *slog.Logger, api CallbackAPI, h pipel
 // reportFailure sends err as the task's failure, named for the state
 // machine's Retry and Catch.
 func reportFailure(ctx context.Context, log *slog.Logger, api CallbackAPI, token string, err error) (abandoned bool, serr error) {
-	name := pipeline.ErrorName(err)
+	name := steperr.Name(err)
 	log.Info("task failed", "error", name, "cause", err)
 	_, serr = api.SendTaskFailure(ctx, &awssfn.SendTaskFailureInput{
 		TaskToken: aws.String(token), Error: aws.String(truncate(name, maxErrorLen)), Cause: aws.String(truncate(err.Error(), maxCauseLen)),

@@ -11,6 +11,7 @@ import (
 	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // fakeTasks hands out queued tasks, then blocks polls until ctx ends (as a
@@ -83,7 +84,7 @@ func TestWorkerReportsResults(t *testing.T) {
 		return json.Marshal(pipeline.StepOutput{Step: "ok"})
 	}))
 	reg.Register("bad", pipeline.HandlerFunc(func(context.Context, []byte) ([]byte, error) {
-		return nil, &pipeline.InvalidDocumentError{Reason: "broken"}
+		return nil, &steperr.InvalidDocumentError{Reason: "broken"}
 	}))
 	ctx, cancel := context.WithCancel(t.Context())
 	w := &Worker{API: api, Handler: reg, Activities: []string{"a1", "a2"}, Concurrency: 2,
@@ -102,10 +103,10 @@ func TestWorkerReportsResults(t *testing.T) {
 	if got := api.success[`tok-{"step":"ok"}`]; got != `{"step":"ok"}` {
 		t.Errorf("ok output %q", got)
 	}
-	if got := api.failure[`tok-{"step":"bad"}`]; got[0] != pipeline.ErrNameInvalidDocument || got[1] != "invalid document: broken" {
+	if got := api.failure[`tok-{"step":"bad"}`]; got[0] != steperr.NameInvalidDocument || got[1] != "invalid document: broken" {
 		t.Errorf("bad failure %q", got)
 	}
-	if got := api.failure[`tok-{"step":"nope"}`]; got[0] != pipeline.ErrNameInvalidInput {
+	if got := api.failure[`tok-{"step":"nope"}`]; got[0] != steperr.NameInvalidInput {
 		t.Errorf("unknown step failure %q", got)
 	}
 }
@@ -129,7 +130,7 @@ func TestWorkerShutdownFailsRunningTaskAsTransient(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	if got := api.failure[`tok-{"step":"slow"}`]; got[0] != pipeline.ErrNameTransient {
-		t.Fatalf("failure %q, want %s so the state machine retries", got, pipeline.ErrNameTransient)
+	if got := api.failure[`tok-{"step":"slow"}`]; got[0] != steperr.NameTransient {
+		t.Fatalf("failure %q, want %s so the state machine retries", got, steperr.NameTransient)
 	}
 }

@@ -22,10 +22,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 	"github.com/docpipe/docpipe/pipeline/sniff"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // pageSlack: pages up to this many times MaxSectionChars stay whole; a
@@ -39,7 +39,7 @@ func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract
 	if err != nil {
 		// An encrypted DOCX is a Compound File, not a zip: let the
 		// sniffer say so instead of "corrupt zip".
-		if _, ierr := sniff.Inspect(ctx, path, limits); ierr != nil && pipeline.ErrorName(ierr) != pipeline.ErrorName(err) {
+		if _, ierr := sniff.Inspect(ctx, path, limits); ierr != nil && steperr.Name(ierr) != steperr.Name(err) {
 			return nil, ierr
 		}
 		return nil, err
@@ -129,13 +129,13 @@ func parse(r io.Reader) ([]block, bool, error) {
 		if err != nil {
 			// Limits and corrupt-entry errors come from the bounded reader
 			// and already say what went wrong.
-			var tooLarge *pipeline.TooLargeError
-			var invalid *pipeline.InvalidDocumentError
+			var tooLarge *steperr.TooLargeError
+			var invalid *steperr.InvalidDocumentError
 			if errors.As(err, &tooLarge) || errors.As(err, &invalid) ||
 				errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return nil, false, err
 			}
-			return nil, false, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("document body is not valid XML: %v", err)}
+			return nil, false, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("document body is not valid XML: %v", err)}
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -367,7 +367,7 @@ func layout(blocks []block, hasBreaks bool, limits extract.Limits) ([]extract.Un
 		}
 		if fits {
 			if len(pages) > limits.MaxPages {
-				return nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("document has %d pages, over the limit of %d", len(pages), limits.MaxPages)}
+				return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("document has %d pages, over the limit of %d", len(pages), limits.MaxPages)}
 			}
 			units := make([]extract.Unit, len(pages))
 			for i, pg := range pages {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 const samples = "../../../samples"
@@ -171,19 +171,19 @@ func TestExtractBadFiles(t *testing.T) {
 		errName string
 		errText string
 	}{
-		{"zip bomb", func(*testing.T) string { return filepath.Join(samples, "bad/zipbomb.docx") }, extract.Limits{}, pipeline.ErrNameTooLarge, "zip bomb"},
-		{"zip bomb under a small budget", func(*testing.T) string { return filepath.Join(samples, "bad/zipbomb.docx") }, extract.Limits{MaxDecompressedBytes: 1 << 20}, pipeline.ErrNameTooLarge, "more than 1048576"},
-		{"truncated", func(*testing.T) string { return filepath.Join(samples, "bad/truncated.docx") }, extract.Limits{}, pipeline.ErrNameInvalidDocument, "corrupt zip"},
-		{"encrypted", func(*testing.T) string { return filepath.Join(samples, "bad/encrypted.docx") }, extract.Limits{}, pipeline.ErrNamePasswordProtected, "encrypted"},
-		{"spreadsheet", func(*testing.T) string { return filepath.Join(samples, "bad/spreadsheet.xlsx") }, extract.Limits{}, pipeline.ErrNameUnsupportedFormat, "XLSX"},
-		{"broken xml", func(t *testing.T) string { return docxFile(t, "<w:p><w:r><w:t>unclosed") }, extract.Limits{}, pipeline.ErrNameInvalidDocument, "not valid XML"},
-		{"too many pages", func(t *testing.T) string { return docxFile(t, p("a")+pageBreak+p("b")+pageBreak+p("c")) }, extract.Limits{MaxPages: 2}, pipeline.ErrNameTooLarge, "3 pages"},
+		{"zip bomb", func(*testing.T) string { return filepath.Join(samples, "bad/zipbomb.docx") }, extract.Limits{}, steperr.NameTooLarge, "zip bomb"},
+		{"zip bomb under a small budget", func(*testing.T) string { return filepath.Join(samples, "bad/zipbomb.docx") }, extract.Limits{MaxDecompressedBytes: 1 << 20}, steperr.NameTooLarge, "more than 1048576"},
+		{"truncated", func(*testing.T) string { return filepath.Join(samples, "bad/truncated.docx") }, extract.Limits{}, steperr.NameInvalidDocument, "corrupt zip"},
+		{"encrypted", func(*testing.T) string { return filepath.Join(samples, "bad/encrypted.docx") }, extract.Limits{}, steperr.NamePasswordProtected, "encrypted"},
+		{"spreadsheet", func(*testing.T) string { return filepath.Join(samples, "bad/spreadsheet.xlsx") }, extract.Limits{}, steperr.NameUnsupportedFormat, "XLSX"},
+		{"broken xml", func(t *testing.T) string { return docxFile(t, "<w:p><w:r><w:t>unclosed") }, extract.Limits{}, steperr.NameInvalidDocument, "not valid XML"},
+		{"too many pages", func(t *testing.T) string { return docxFile(t, p("a")+pageBreak+p("b")+pageBreak+p("c")) }, extract.Limits{MaxPages: 2}, steperr.NameTooLarge, "3 pages"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := Extract(context.Background(), tc.path(t), tc.limits)
-			if pipeline.ErrorName(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
+			if steperr.Name(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
 				t.Fatalf("err = %v, want %s containing %q", err, tc.errName, tc.errText)
 			}
 		})

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 const samples = "../../../samples"
@@ -137,7 +137,7 @@ func TestExtractSample(t *testing.T) {
 func TestExtractLimits(t *testing.T) {
 	t.Parallel()
 	_, err := Extract(context.Background(), filepath.Join(samples, "docs/page.html"), extract.Limits{MaxFileBytes: 100})
-	if pipeline.ErrorName(err) != pipeline.ErrNameTooLarge {
+	if steperr.Name(err) != steperr.NameTooLarge {
 		t.Fatalf("err = %v, want TooLarge", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

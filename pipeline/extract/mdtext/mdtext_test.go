@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 const samples = "../../../samples"
@@ -114,11 +114,11 @@ func TestExtractSample(t *testing.T) {
 func TestExtractErrors(t *testing.T) {
 	t.Parallel()
 	_, err := Extract(context.Background(), filepath.Join(samples, "docs/notes.md"), extract.Limits{MaxSectionChars: 50, MaxPages: 3})
-	if pipeline.ErrorName(err) != pipeline.ErrNameTooLarge {
+	if steperr.Name(err) != steperr.NameTooLarge {
 		t.Fatalf("err = %v, want TooLarge", err)
 	}
 	_, err = Extract(context.Background(), filepath.Join(samples, "bad/empty.txt"), extract.Limits{})
-	if pipeline.ErrorName(err) != pipeline.ErrNameInvalidDocument {
+	if steperr.Name(err) != steperr.NameInvalidDocument {
 		t.Fatalf("err = %v, want InvalidDocument", err)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
@@ -27,11 +27,11 @@ var fixtures = []struct {
 	{file: "rc4-128-empty-password.pdf", opts: pdfgen.Options{Pages: 2, Seed: 2, Encrypt: &pdfgen.Encryption{Method: pdfgen.RC4_128}}, pages: 2},
 	{file: "aes-128-empty-password.pdf", opts: pdfgen.Options{Pages: 2, Seed: 3, Encrypt: &pdfgen.Encryption{Method: pdfgen.AES_128}}, pages: 2},
 	{file: "rc4-40-empty-password.pdf", opts: pdfgen.Options{Pages: 2, Seed: 4, Encrypt: &pdfgen.Encryption{Method: pdfgen.RC4_40}}, pages: 2,
-		goErr: pipeline.ErrNameUnsupportedFormat},
+		goErr: steperr.NameUnsupportedFormat},
 	{file: "user-password.pdf", opts: pdfgen.Options{Pages: 2, Seed: 5, Encrypt: &pdfgen.Encryption{Method: pdfgen.AES_128, UserPassword: "secret"}},
-		err: pipeline.ErrNamePasswordProtected, goErr: pipeline.ErrNamePasswordProtected},
+		err: steperr.NamePasswordProtected, goErr: steperr.NamePasswordProtected},
 	{file: "truncated.pdf", opts: pdfgen.Options{Pages: 4, Seed: 6, TruncateAt: 6000},
-		err: pipeline.ErrNameInvalidDocument, goErr: pipeline.ErrNameInvalidDocument},
+		err: steperr.NameInvalidDocument, goErr: steperr.NameInvalidDocument},
 	{file: "cyclic-page-tree.pdf", opts: pdfgen.Options{Pages: 3, Seed: 7, CyclicPageTree: true}, pages: 3},
 }
 
@@ -70,7 +70,7 @@ func TestFixtures(t *testing.T) {
 				if name == "go" {
 					want = f.goErr
 				}
-				if got := pipeline.ErrorName(err); got != want || (err != nil && want == "") {
+				if got := steperr.Name(err); got != want || (err != nil && want == "") {
 					t.Fatalf("error %v (%s), want %q", err, got, want)
 				}
 				if want == "" && len(us) != f.pages {

@@ -4,11 +4,11 @@
 // github.com/ledongthuc/pdf that always works.
 //
 // Error policy, shared by both backends:
-//   - corrupt, truncated, not a PDF, broken page tree: *pipeline.InvalidDocumentError
-//   - needs a user password: *pipeline.PasswordProtectedError (files that
+//   - corrupt, truncated, not a PDF, broken page tree: *steperr.InvalidDocumentError
+//   - needs a user password: *steperr.PasswordProtectedError (files that
 //     open with the empty user password are extracted)
 //   - more pages than Limits.MaxPages, or over the backend's own time or
-//     memory budget: *pipeline.TooLargeError. A document that took too long
+//     memory budget: *steperr.TooLargeError. A document that took too long
 //     once will take too long again, so the timeout is permanent, not
 //     transient.
 //   - the caller's context ending: the context's error, unchanged, so the

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
@@ -153,7 +153,7 @@ func TestEncryptedWithEmptyUserPassword(t *testing.T) {
 				if name == "go" && m == pdfgen.RC4_40 {
 					// The library derives 40-bit object keys wrongly; the
 					// backend refuses rather than return garbage.
-					wantErr[*pipeline.UnsupportedFormatError](t, err)
+					wantErr[*steperr.UnsupportedFormatError](t, err)
 					return
 				}
 				if err != nil {
@@ -191,13 +191,13 @@ func TestErrors(t *testing.T) {
 		limits extract.Limits
 		check  func(*testing.T, error)
 	}{
-		{"password RC4", password, extract.Limits{}, wantErr[*pipeline.PasswordProtectedError]},
-		{"password AES", passwordAES, extract.Limits{}, wantErr[*pipeline.PasswordProtectedError]},
-		{"truncated", truncated, extract.Limits{}, wantErr[*pipeline.InvalidDocumentError]},
-		{"not a PDF", notPDF, extract.Limits{}, wantErr[*pipeline.InvalidDocumentError]},
-		{"empty", empty, extract.Limits{}, wantErr[*pipeline.InvalidDocumentError]},
-		{"missing", missing, extract.Limits{}, wantErr[*pipeline.InvalidDocumentError]},
-		{"too many pages", big, extract.Limits{MaxPages: 10}, wantErr[*pipeline.TooLargeError]},
+		{"password RC4", password, extract.Limits{}, wantErr[*steperr.PasswordProtectedError]},
+		{"password AES", passwordAES, extract.Limits{}, wantErr[*steperr.PasswordProtectedError]},
+		{"truncated", truncated, extract.Limits{}, wantErr[*steperr.InvalidDocumentError]},
+		{"not a PDF", notPDF, extract.Limits{}, wantErr[*steperr.InvalidDocumentError]},
+		{"empty", empty, extract.Limits{}, wantErr[*steperr.InvalidDocumentError]},
+		{"missing", missing, extract.Limits{}, wantErr[*steperr.InvalidDocumentError]},
+		{"too many pages", big, extract.Limits{MaxPages: 10}, wantErr[*steperr.TooLargeError]},
 	}
 	for name, x := range backends(t) {
 		for _, c := range cases {
@@ -258,7 +258,7 @@ func TestPopplerImpossibleCount(t *testing.T) {
 	}
 	path, _ := generate(t, pdfgen.Options{Pages: 10, ClaimedCount: 1_000_000})
 	_, err := NewPoppler().Extract(context.Background(), path, extract.Limits{})
-	wantErr[*pipeline.InvalidDocumentError](t, err)
+	wantErr[*steperr.InvalidDocumentError](t, err)
 }
 
 func TestContext(t *testing.T) {
@@ -284,7 +284,7 @@ func TestContext(t *testing.T) {
 		t.Run(name+"/timeout", func(t *testing.T) {
 			t.Parallel()
 			_, err := x.Extract(context.Background(), path, extract.Limits{})
-			wantErr[*pipeline.TooLargeError](t, err)
+			wantErr[*steperr.TooLargeError](t, err)
 		})
 	}
 }
@@ -297,7 +297,7 @@ func TestPopplerMemoryLimit(t *testing.T) {
 	path, _ := generate(t, pdfgen.Options{Pages: 3})
 	// 4 MiB of address space cannot even map poppler's libraries.
 	_, err := (&Poppler{MemoryLimit: 4 << 20}).Extract(context.Background(), path, extract.Limits{})
-	wantErr[*pipeline.TooLargeError](t, err)
+	wantErr[*steperr.TooLargeError](t, err)
 }
 
 func TestPopplerParallelRanges(t *testing.T) {
@@ -350,14 +350,14 @@ func TestClassify(t *testing.T) {
 		stderr string
 		want   string
 	}{
-		{"Command Line Error: Incorrect password\n", pipeline.ErrNamePasswordProtected},
-		{"Syntax Warning: May not be a PDF file (continuing anyway)\nSyntax Error: Couldn't find trailer dictionary\n", pipeline.ErrNameInvalidDocument},
-		{"Syntax Error: Couldn't read xref table\n", pipeline.ErrNameInvalidDocument},
-		{"terminate called after throwing an instance of 'std::bad_alloc'\n", pipeline.ErrNameTooLarge},
-		{"", pipeline.ErrNameTransient}, // the tool did not start
+		{"Command Line Error: Incorrect password\n", steperr.NamePasswordProtected},
+		{"Syntax Warning: May not be a PDF file (continuing anyway)\nSyntax Error: Couldn't find trailer dictionary\n", steperr.NameInvalidDocument},
+		{"Syntax Error: Couldn't read xref table\n", steperr.NameInvalidDocument},
+		{"terminate called after throwing an instance of 'std::bad_alloc'\n", steperr.NameTooLarge},
+		{"", steperr.NameTransient}, // the tool did not start
 	}
 	for _, c := range cases {
-		if got := pipeline.ErrorName(classify("pdftotext", c.stderr, exitErr)); got != c.want {
+		if got := steperr.Name(classify("pdftotext", c.stderr, exitErr)); got != c.want {
 			t.Errorf("classify(%q) = %s, want %s", c.stderr, got, c.want)
 		}
 	}

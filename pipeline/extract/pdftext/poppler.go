@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // Poppler extracts text with poppler-utils: pdfinfo for the page count and
@@ -102,15 +102,15 @@ func (p *Poppler) pages(ctx context.Context, path string) (int, error) {
 		if v, ok := strings.CutPrefix(line, "Pages:"); ok {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 0 {
-				return 0, &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("pdfinfo reported page count %q", strings.TrimSpace(v))}
+				return 0, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("pdfinfo reported page count %q", strings.TrimSpace(v))}
 			}
 			if n == 0 {
-				return 0, &pipeline.InvalidDocumentError{Reason: "PDF has no pages"}
+				return 0, &steperr.InvalidDocumentError{Reason: "PDF has no pages"}
 			}
 			return n, nil
 		}
 	}
-	return 0, &pipeline.InvalidDocumentError{Reason: "pdfinfo reported no page count"}
+	return 0, &steperr.InvalidDocumentError{Reason: "pdfinfo reported no page count"}
 }
 
 // Extract returns one unit per page.
@@ -123,7 +123,7 @@ func (p *Poppler) Extract(ctx context.Context, path string, limits extract.Limit
 		return nil, err
 	}
 	if n > limits.MaxPages {
-		return nil, &pipeline.TooLargeError{Reason: fmt.Sprintf("PDF has %d pages, limit is %d", n, limits.MaxPages)}
+		return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has %d pages, limit is %d", n, limits.MaxPages)}
 	}
 
 	procs := max(1, min(p.parallel(), n/p.minPages()))
@@ -143,7 +143,7 @@ func (p *Poppler) Extract(ctx context.Context, path string, limits extract.Limit
 			pages := strings.Split(string(out), "\f")
 			// Every page ends with a form feed, so the last piece is empty.
 			if len(pages) != last-first+2 || strings.TrimSpace(pages[len(pages)-1]) != "" {
-				return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf(
+				return &steperr.InvalidDocumentError{Reason: fmt.Sprintf(
 					"pdftotext returned %d pages for pages %d-%d", len(pages)-1, first, last)}
 			}
 			copy(texts[first-1:last], pages)
@@ -186,7 +186,7 @@ var errTimeout = errors.New("pdftext: document timeout")
 
 func (p *Poppler) contextError(ctx context.Context, tool string) error {
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		return &pipeline.TooLargeError{Reason: fmt.Sprintf("%s took longer than %v", tool, p.timeout())}
+		return &steperr.TooLargeError{Reason: fmt.Sprintf("%s took longer than %v", tool, p.timeout())}
 	}
 	return ctx.Err()
 }
@@ -196,30 +196,30 @@ func classify(tool, stderr string, err error) error {
 	msg := lastLines(stderr, 3)
 	switch {
 	case strings.Contains(stderr, "Incorrect password"):
-		return &pipeline.PasswordProtectedError{Reason: "PDF needs a user password"}
+		return &steperr.PasswordProtectedError{Reason: "PDF needs a user password"}
 	case strings.Contains(stderr, "bad_alloc"), strings.Contains(stderr, "Out of memory"),
 		strings.Contains(stderr, "out of memory"), strings.Contains(stderr, "Cannot allocate"),
 		strings.Contains(stderr, "cannot allocate memory"), strings.Contains(stderr, "failed to map segment"):
-		return &pipeline.TooLargeError{Reason: tool + " ran out of memory: " + msg}
+		return &steperr.TooLargeError{Reason: tool + " ran out of memory: " + msg}
 	case strings.Contains(stderr, "May not be a PDF file"):
-		return &pipeline.InvalidDocumentError{Reason: "not a PDF file: " + msg}
+		return &steperr.InvalidDocumentError{Reason: "not a PDF file: " + msg}
 	case strings.Contains(stderr, "Couldn't find trailer"), strings.Contains(stderr, "Couldn't read xref"),
 		strings.Contains(stderr, "Wrong page range"), strings.Contains(stderr, "Syntax Error"):
-		return &pipeline.InvalidDocumentError{Reason: "damaged PDF: " + msg}
+		return &steperr.InvalidDocumentError{Reason: "damaged PDF: " + msg}
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if exit.ExitCode() == 1 { // pdftotext/pdfinfo: error opening the PDF
-			return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("%s could not open the PDF: %s", tool, msg)}
+			return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("%s could not open the PDF: %s", tool, msg)}
 		}
 		if !exit.Exited() { // killed by a signal, typically the memory limit
-			return &pipeline.TooLargeError{Reason: fmt.Sprintf("%s was killed (%v): %s", tool, exit, msg)}
+			return &steperr.TooLargeError{Reason: fmt.Sprintf("%s was killed (%v): %s", tool, exit, msg)}
 		}
-		return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("%s failed (%v): %s", tool, exit, msg)}
+		return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("%s failed (%v): %s", tool, exit, msg)}
 	}
 	// The tool could not be started at all (missing binary, fork failure):
 	// not the document's fault and possibly gone on another attempt.
-	return &pipeline.TransientError{Reason: fmt.Sprintf("running %s: %v", tool, err)}
+	return &steperr.TransientError{Reason: fmt.Sprintf("running %s: %v", tool, err)}
 }
 
 func lastLines(s string, n int) string {
@@ -234,10 +234,10 @@ func lastLines(s string, n int) string {
 func checkFile(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
+		return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
 	}
 	if fi.Size() == 0 {
-		return &pipeline.InvalidDocumentError{Reason: "PDF is empty"}
+		return &steperr.InvalidDocumentError{Reason: "PDF is empty"}
 	}
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/ledongthuc/pdf"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // PureGo extracts text with github.com/ledongthuc/pdf, working around its
@@ -79,7 +79,7 @@ func (g *PureGo) Extract(ctx context.Context, path string, limits extract.Limits
 			texts[i] = text
 		}
 		if failed == len(pages) {
-			return &pipeline.InvalidDocumentError{Reason: "no page of the PDF could be read"}
+			return &steperr.InvalidDocumentError{Reason: "no page of the PDF could be read"}
 		}
 		out = units(texts)
 		return nil
@@ -98,12 +98,12 @@ func (g *PureGo) withDocument(ctx context.Context, path string, fn func(context.
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
+		return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
+		return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
 	}
 
 	done := make(chan error, 1)
@@ -132,7 +132,7 @@ func (g *PureGo) withDocument(ctx context.Context, path string, fn func(context.
 
 func (g *PureGo) contextError(ctx context.Context) error {
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		return &pipeline.TooLargeError{Reason: fmt.Sprintf("text extraction took longer than %v", g.timeout())}
+		return &steperr.TooLargeError{Reason: fmt.Sprintf("text extraction took longer than %v", g.timeout())}
 	}
 	return ctx.Err()
 }
@@ -141,7 +141,7 @@ func (g *PureGo) contextError(ctx context.Context) error {
 func guard(fn func() error) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
-			err = &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("malformed PDF: %v", x)}
+			err = &steperr.InvalidDocumentError{Reason: fmt.Sprintf("malformed PDF: %v", x)}
 		}
 	}()
 	return fn()
@@ -160,11 +160,11 @@ func openReader(f *os.File, size int64) (*pdf.Reader, error) {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, pdf.ErrInvalidPassword):
-		return nil, &pipeline.PasswordProtectedError{Reason: "PDF needs a user password"}
+		return nil, &steperr.PasswordProtectedError{Reason: "PDF needs a user password"}
 	case strings.Contains(msg, "unsupported PDF: encryption"):
-		return nil, &pipeline.UnsupportedFormatError{Reason: "PDF encryption not supported by the pure-Go extractor (" + msg + "); install poppler-utils"}
+		return nil, &steperr.UnsupportedFormatError{Reason: "PDF encryption not supported by the pure-Go extractor (" + msg + "); install poppler-utils"}
 	}
-	return nil, &pipeline.InvalidDocumentError{Reason: msg}
+	return nil, &steperr.InvalidDocumentError{Reason: msg}
 }
 
 // checkEncryption rejects 40-bit RC4 files: the library derives their
@@ -180,7 +180,7 @@ func checkEncryption(r *pdf.Reader) error {
 		bits = 40
 	}
 	if v := enc.Key("V").Int64(); v == 1 || bits < 128 {
-		return &pipeline.UnsupportedFormatError{Reason: fmt.Sprintf(
+		return &steperr.UnsupportedFormatError{Reason: fmt.Sprintf(
 			"PDF uses %d-bit RC4 encryption, which the pure-Go extractor cannot decrypt; install poppler-utils", bits)}
 	}
 	return nil
@@ -192,7 +192,7 @@ func checkEncryption(r *pdf.Reader) error {
 func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, error) {
 	root := r.Trailer().Key("Root").Key("Pages")
 	if root.Kind() != pdf.Dict {
-		return nil, &pipeline.InvalidDocumentError{Reason: "PDF has no page tree"}
+		return nil, &steperr.InvalidDocumentError{Reason: "PDF has no page tree"}
 	}
 	// Without object identities a cycle is still bounded: a tree never
 	// holds more nodes than the file has objects.
@@ -202,7 +202,7 @@ func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, er
 	var walk func(node pdf.Value, depth int) error
 	walk = func(node pdf.Value, depth int) error {
 		if depth > maxTreeDepth {
-			return &pipeline.InvalidDocumentError{Reason: fmt.Sprintf("page tree deeper than %d levels", maxTreeDepth)}
+			return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("page tree deeper than %d levels", maxTreeDepth)}
 		}
 		if id, ok := objectID(node); ok {
 			if seen[id] {
@@ -211,7 +211,7 @@ func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, er
 			seen[id] = true
 		}
 		if budget--; budget < 0 {
-			return &pipeline.InvalidDocumentError{Reason: "page tree has more nodes than the file has objects (cycle)"}
+			return &steperr.InvalidDocumentError{Reason: "page tree has more nodes than the file has objects (cycle)"}
 		}
 		kids := node.Key("Kids")
 		if node.Key("Type").Name() == "Pages" || kids.Kind() == pdf.Array {
@@ -232,7 +232,7 @@ func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, er
 			return nil
 		}
 		if len(pages) >= maxPages {
-			return &pipeline.TooLargeError{Reason: fmt.Sprintf("PDF has more than %d pages", maxPages)}
+			return &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has more than %d pages", maxPages)}
 		}
 		pages = append(pages, node)
 		return nil
@@ -241,7 +241,7 @@ func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, er
 		return nil, err
 	}
 	if len(pages) == 0 {
-		return nil, &pipeline.InvalidDocumentError{Reason: "PDF has no pages"}
+		return nil, &steperr.InvalidDocumentError{Reason: "PDF has no pages"}
 	}
 	return pages, nil
 }

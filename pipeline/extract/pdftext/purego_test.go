@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // rawPDF writes objects 1..n (object 1 is the catalog) with a correct xref
@@ -52,7 +52,7 @@ func TestPureGoDeepPageTree(t *testing.T) {
 	}
 	objs = append(objs, "<< /Type /Page /MediaBox [0 0 612 792] >>")
 	_, err := NewPureGo().Extract(context.Background(), rawPDF(t, objs...), extract.Limits{})
-	wantErr[*pipeline.InvalidDocumentError](t, err)
+	wantErr[*steperr.InvalidDocumentError](t, err)
 }
 
 func TestPureGoBadPageDoesNotSinkDocument(t *testing.T) {
@@ -85,7 +85,7 @@ func TestPureGoAllPagesBad(t *testing.T) {
 		"<< /Length 4 /Filter /NoSuchDecode >>\nstream\nxxxx\nendstream",
 	)
 	_, err := NewPureGo().Extract(context.Background(), path, extract.Limits{})
-	wantErr[*pipeline.InvalidDocumentError](t, err)
+	wantErr[*steperr.InvalidDocumentError](t, err)
 }
 
 // Text inside a form XObject, drawn with a word-spacing operator the

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 const samples = "../../../samples"
@@ -110,7 +110,7 @@ func TestSplitter(t *testing.T) {
 			tc.build(s)
 			units, err := s.Units()
 			if tc.errRes != "" {
-				if pipeline.ErrorName(err) != pipeline.ErrNameTooLarge || !strings.Contains(err.Error(), tc.errRes) {
+				if steperr.Name(err) != steperr.NameTooLarge || !strings.Contains(err.Error(), tc.errRes) {
 					t.Fatalf("err = %v, want TooLarge %q", err, tc.errRes)
 				}
 				return
@@ -149,16 +149,16 @@ func TestExtractSamples(t *testing.T) {
 		{file: "docs/letter-latin1.txt", units: 1, want: []string{"Hélène Lefèvre", "n° 2024-778", "François Müller", "Agnès Dupré"}},
 		{file: "bad/mixed-utf8.txt", units: 1, want: []string{"Søren-Ødegård", "€1,250.00", "2024.\n", "\uFFFD"}},
 		{file: "bad/utf16-nobom.txt", units: 1, want: []string{"Invoice INV-2024-0193 was paid on 14 October 2024 by Helena Novak."}},
-		{file: "bad/empty.txt", errName: pipeline.ErrNameInvalidDocument},
-		{file: "docs/letter.txt", limits: extract.Limits{MaxFileBytes: 10}, errName: pipeline.ErrNameTooLarge},
-		{file: "docs/letter.txt", limits: extract.Limits{MaxSectionChars: 100, MaxPages: 2}, errName: pipeline.ErrNameTooLarge},
+		{file: "bad/empty.txt", errName: steperr.NameInvalidDocument},
+		{file: "docs/letter.txt", limits: extract.Limits{MaxFileBytes: 10}, errName: steperr.NameTooLarge},
+		{file: "docs/letter.txt", limits: extract.Limits{MaxSectionChars: 100, MaxPages: 2}, errName: steperr.NameTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
 			units, err := Extract(context.Background(), filepath.Join(samples, tc.file), tc.limits)
 			if tc.errName != "" {
-				if pipeline.ErrorName(err) != tc.errName {
+				if steperr.Name(err) != tc.errName {
 					t.Fatalf("err = %v, want %s", err, tc.errName)
 				}
 				return

@@ -6,8 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // Splitter groups blocks of text (paragraphs, tables, lists, code) into
@@ -121,7 +121,7 @@ func (s *Splitter) emit(text string) {
 		return
 	}
 	if len(s.units) >= s.maxUnits {
-		s.err = &pipeline.TooLargeError{Reason: fmt.Sprintf("document has more than %d %ss", s.maxUnits, s.kind)}
+		s.err = &steperr.TooLargeError{Reason: fmt.Sprintf("document has more than %d %ss", s.maxUnits, s.kind)}
 		return
 	}
 	s.units = append(s.units, extract.Unit{Index: len(s.units) + 1, Kind: s.kind, Text: text})
