@@ -35,6 +35,12 @@ type InvalidInputError struct{ Reason string }
 // SegmentsFailedError fails a workflow whose segments all failed.
 type SegmentsFailedError struct{ Reason string }
 
+// StageFailedError is a user's stage (a command, an HTTP service, a Lambda
+// function) that ran and failed in a way its retry cannot fix: a non-zero
+// exit, a 4xx answer, output that is not JSON. Its reason carries the tail
+// of what the stage said about it.
+type StageFailedError struct{ Reason string }
+
 // UnexpectedError is any failure not classified above (a bug, an
 // unforeseen condition). It is not retried.
 type UnexpectedError struct{ Reason string }
@@ -46,6 +52,7 @@ func (e *TooLargeError) Error() string          { return "too large: " + e.Reaso
 func (e *PasswordProtectedError) Error() string { return "password protected: " + e.Reason }
 func (e *InvalidInputError) Error() string      { return "invalid step input: " + e.Reason }
 func (e *SegmentsFailedError) Error() string    { return "segments failed: " + e.Reason }
+func (e *StageFailedError) Error() string       { return e.Reason }
 func (e *UnexpectedError) Error() string        { return e.Reason }
 
 // ASL error names, pinned by a test against the type names.
@@ -57,6 +64,7 @@ const (
 	NamePasswordProtected = "PasswordProtectedError"
 	NameInvalidInput      = "InvalidInputError"
 	NameSegmentsFailed    = "SegmentsFailedError"
+	NameStageFailed       = "StageFailedError"
 	NameUnexpected        = "UnexpectedError"
 )
 
@@ -64,7 +72,7 @@ const (
 var PermanentNames = []string{
 	NameInvalidDocument, NameUnsupportedFormat, NameTooLarge,
 	NamePasswordProtected, NameInvalidInput, NameSegmentsFailed,
-	NameUnexpected,
+	NameStageFailed, NameUnexpected,
 }
 
 // Name returns the ASL error name of err: the name of the first step
@@ -82,6 +90,7 @@ func Name(err error) string {
 		pp *PasswordProtectedError
 		ii *InvalidInputError
 		sf *SegmentsFailedError
+		st *StageFailedError
 		ue *UnexpectedError
 	)
 	switch {
@@ -99,6 +108,8 @@ func Name(err error) string {
 		return NameInvalidInput
 	case errors.As(err, &sf):
 		return NameSegmentsFailed
+	case errors.As(err, &st):
+		return NameStageFailed
 	case errors.As(err, &ue):
 		return NameUnexpected
 	case errors.Is(err, context.DeadlineExceeded):
@@ -134,6 +145,9 @@ func Typed(err error) error {
 		return e
 	}
 	if e := asTyped[*SegmentsFailedError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*StageFailedError](err); e != nil {
 		return e
 	}
 	if e := asTyped[*UnexpectedError](err); e != nil {

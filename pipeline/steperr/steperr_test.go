@@ -19,6 +19,7 @@ func TestStepErrorTypeNamesAreTheASLNames(t *testing.T) {
 		NamePasswordProtected: &PasswordProtectedError{},
 		NameInvalidInput:      &InvalidInputError{},
 		NameSegmentsFailed:    &SegmentsFailedError{},
+		NameStageFailed:       &StageFailedError{},
 		NameUnexpected:        &UnexpectedError{},
 	} {
 		if got := reflect.TypeOf(err).Elem().Name(); got != name {
