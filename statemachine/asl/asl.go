@@ -130,38 +130,38 @@ func intOr(p *int, d int) int {
 
 // Catcher is one entry of a Catch array.
 type Catcher struct {
-	ErrorEquals []string     `json:"ErrorEquals"`
-	Next        string       `json:"Next"`
-	ResultPath  NullablePath `json:"ResultPath,omitzero"`
-	Comment     string       `json:"Comment,omitempty"`
+	ErrorEquals []string              `json:"ErrorEquals"`
+	Next        string                `json:"Next"`
+	ResultPath  NullableReferencePath `json:"ResultPath,omitzero"`
+	Comment     string                `json:"Comment,omitempty"`
 }
 
 // Task runs a resource.
 type Task struct {
-	Type                 string          `json:"Type"`
-	Comment              string          `json:"Comment,omitempty"`
-	Resource             string          `json:"Resource"`
-	Parameters           json.RawMessage `json:"Parameters,omitempty"`
-	ResultSelector       json.RawMessage `json:"ResultSelector,omitempty"`
-	ResultPath           NullablePath    `json:"ResultPath,omitzero"`
-	TimeoutSeconds       *int            `json:"TimeoutSeconds,omitempty"`
-	TimeoutSecondsPath   string          `json:"TimeoutSecondsPath,omitempty"`
-	HeartbeatSeconds     *int            `json:"HeartbeatSeconds,omitempty"`
-	HeartbeatSecondsPath string          `json:"HeartbeatSecondsPath,omitempty"`
-	Credentials          json.RawMessage `json:"Credentials,omitempty"`
-	Retry                []Retrier       `json:"Retry,omitempty"`
-	Catch                []Catcher       `json:"Catch,omitempty"`
+	Type                 string                `json:"Type"`
+	Comment              string                `json:"Comment,omitempty"`
+	Resource             string                `json:"Resource"`
+	Parameters           *Template             `json:"Parameters,omitempty"`
+	ResultSelector       *Template             `json:"ResultSelector,omitempty"`
+	ResultPath           NullableReferencePath `json:"ResultPath,omitzero"`
+	TimeoutSeconds       *int                  `json:"TimeoutSeconds,omitempty"`
+	TimeoutSecondsPath   *ReferencePath        `json:"TimeoutSecondsPath,omitempty"`
+	HeartbeatSeconds     *int                  `json:"HeartbeatSeconds,omitempty"`
+	HeartbeatSecondsPath *ReferencePath        `json:"HeartbeatSecondsPath,omitempty"`
+	Credentials          json.RawMessage       `json:"Credentials,omitempty"`
+	Retry                []Retrier             `json:"Retry,omitempty"`
+	Catch                []Catcher             `json:"Catch,omitempty"`
 	IO
 	Flow
 }
 
 // Pass passes its input (or Result) through.
 type Pass struct {
-	Type       string          `json:"Type"`
-	Comment    string          `json:"Comment,omitempty"`
-	Result     json.RawMessage `json:"Result,omitempty"`
-	Parameters json.RawMessage `json:"Parameters,omitempty"`
-	ResultPath NullablePath    `json:"ResultPath,omitzero"`
+	Type       string                `json:"Type"`
+	Comment    string                `json:"Comment,omitempty"`
+	Result     json.RawMessage       `json:"Result,omitempty"` // literal data: ".$" keys are not evaluated
+	Parameters *Template             `json:"Parameters,omitempty"`
+	ResultPath NullableReferencePath `json:"ResultPath,omitzero"`
 	IO
 	Flow
 }
@@ -177,12 +177,12 @@ type Choice struct {
 
 // Wait delays for a duration or until a timestamp.
 type Wait struct {
-	Type          string `json:"Type"`
-	Comment       string `json:"Comment,omitempty"`
-	Seconds       *int   `json:"Seconds,omitempty"`
-	SecondsPath   string `json:"SecondsPath,omitempty"`
-	Timestamp     string `json:"Timestamp,omitempty"`
-	TimestampPath string `json:"TimestampPath,omitempty"`
+	Type          string         `json:"Type"`
+	Comment       string         `json:"Comment,omitempty"`
+	Seconds       *int           `json:"Seconds,omitempty"`
+	SecondsPath   *ReferencePath `json:"SecondsPath,omitempty"`
+	Timestamp     *Timestamp     `json:"Timestamp,omitempty"`
+	TimestampPath *ReferencePath `json:"TimestampPath,omitempty"`
 	IO
 	Flow
 }
@@ -199,47 +199,47 @@ type Fail struct {
 	Type      string `json:"Type"`
 	Comment   string `json:"Comment,omitempty"`
 	Error     string `json:"Error,omitempty"`
-	ErrorPath string `json:"ErrorPath,omitempty"`
+	ErrorPath *Expr  `json:"ErrorPath,omitempty"`
 	Cause     string `json:"Cause,omitempty"`
-	CausePath string `json:"CausePath,omitempty"`
+	CausePath *Expr  `json:"CausePath,omitempty"`
 }
 
 // Parallel runs branches concurrently.
 type Parallel struct {
-	Type           string          `json:"Type"`
-	Comment        string          `json:"Comment,omitempty"`
-	Branches       []*Machine      `json:"Branches"`
-	Parameters     json.RawMessage `json:"Parameters,omitempty"`
-	ResultSelector json.RawMessage `json:"ResultSelector,omitempty"`
-	ResultPath     NullablePath    `json:"ResultPath,omitzero"`
-	Retry          []Retrier       `json:"Retry,omitempty"`
-	Catch          []Catcher       `json:"Catch,omitempty"`
+	Type           string                `json:"Type"`
+	Comment        string                `json:"Comment,omitempty"`
+	Branches       []*Machine            `json:"Branches"`
+	Parameters     *Template             `json:"Parameters,omitempty"`
+	ResultSelector *Template             `json:"ResultSelector,omitempty"`
+	ResultPath     NullableReferencePath `json:"ResultPath,omitzero"`
+	Retry          []Retrier             `json:"Retry,omitempty"`
+	Catch          []Catcher             `json:"Catch,omitempty"`
 	IO
 	Flow
 }
 
 // Map runs a processor once per item.
 type Map struct {
-	Type                           string          `json:"Type"`
-	Comment                        string          `json:"Comment,omitempty"`
-	ItemProcessor                  *ItemProcessor  `json:"ItemProcessor,omitempty"`
-	Iterator                       *Machine        `json:"Iterator,omitempty"` // legacy form of ItemProcessor
-	ItemsPath                      string          `json:"ItemsPath,omitempty"`
-	ItemSelector                   json.RawMessage `json:"ItemSelector,omitempty"`
-	Parameters                     json.RawMessage `json:"Parameters,omitempty"` // legacy form of ItemSelector
-	ItemReader                     *ItemReader     `json:"ItemReader,omitempty"`
-	ResultWriter                   json.RawMessage `json:"ResultWriter,omitempty"` // parsed, not acted on
-	MaxConcurrency                 *int            `json:"MaxConcurrency,omitempty"`
-	MaxConcurrencyPath             string          `json:"MaxConcurrencyPath,omitempty"`
-	ToleratedFailurePercentage     *float64        `json:"ToleratedFailurePercentage,omitempty"`
-	ToleratedFailurePercentagePath string          `json:"ToleratedFailurePercentagePath,omitempty"`
-	ToleratedFailureCount          *int            `json:"ToleratedFailureCount,omitempty"`
-	ToleratedFailureCountPath      string          `json:"ToleratedFailureCountPath,omitempty"`
-	Label                          string          `json:"Label,omitempty"`
-	ResultSelector                 json.RawMessage `json:"ResultSelector,omitempty"`
-	ResultPath                     NullablePath    `json:"ResultPath,omitzero"`
-	Retry                          []Retrier       `json:"Retry,omitempty"`
-	Catch                          []Catcher       `json:"Catch,omitempty"`
+	Type                           string                `json:"Type"`
+	Comment                        string                `json:"Comment,omitempty"`
+	ItemProcessor                  *ItemProcessor        `json:"ItemProcessor,omitempty"`
+	Iterator                       *Machine              `json:"Iterator,omitempty"` // legacy form of ItemProcessor
+	ItemsPath                      *ReferencePath        `json:"ItemsPath,omitempty"`
+	ItemSelector                   *Template             `json:"ItemSelector,omitempty"`
+	Parameters                     *Template             `json:"Parameters,omitempty"` // legacy form of ItemSelector
+	ItemReader                     *ItemReader           `json:"ItemReader,omitempty"`
+	ResultWriter                   json.RawMessage       `json:"ResultWriter,omitempty"` // parsed, not acted on
+	MaxConcurrency                 *int                  `json:"MaxConcurrency,omitempty"`
+	MaxConcurrencyPath             *ReferencePath        `json:"MaxConcurrencyPath,omitempty"`
+	ToleratedFailurePercentage     *float64              `json:"ToleratedFailurePercentage,omitempty"`
+	ToleratedFailurePercentagePath *ReferencePath        `json:"ToleratedFailurePercentagePath,omitempty"`
+	ToleratedFailureCount          *int                  `json:"ToleratedFailureCount,omitempty"`
+	ToleratedFailureCountPath      *ReferencePath        `json:"ToleratedFailureCountPath,omitempty"`
+	Label                          string                `json:"Label,omitempty"`
+	ResultSelector                 *Template             `json:"ResultSelector,omitempty"`
+	ResultPath                     NullableReferencePath `json:"ResultPath,omitzero"`
+	Retry                          []Retrier             `json:"Retry,omitempty"`
+	Catch                          []Catcher             `json:"Catch,omitempty"`
 	IO
 	Flow
 }
@@ -259,7 +259,7 @@ func (m *Map) Distributed() bool {
 }
 
 // Selector returns ItemSelector, or the legacy Parameters.
-func (m *Map) Selector() json.RawMessage {
+func (m *Map) Selector() *Template {
 	if m.ItemSelector != nil {
 		return m.ItemSelector
 	}
@@ -280,16 +280,16 @@ type ProcessorConfig struct {
 
 // ItemReader reads a distributed Map's items from an object.
 type ItemReader struct {
-	Resource     string          `json:"Resource"`
-	ReaderConfig *ReaderConfig   `json:"ReaderConfig,omitempty"`
-	Parameters   json.RawMessage `json:"Parameters,omitempty"`
+	Resource     string        `json:"Resource"`
+	ReaderConfig *ReaderConfig `json:"ReaderConfig,omitempty"`
+	Parameters   *Template     `json:"Parameters,omitempty"`
 }
 
 // ReaderConfig configures an ItemReader.
 type ReaderConfig struct {
-	InputType    string `json:"InputType,omitempty"`
-	MaxItems     *int   `json:"MaxItems,omitempty"`
-	MaxItemsPath string `json:"MaxItemsPath,omitempty"`
+	InputType    string         `json:"InputType,omitempty"`
+	MaxItems     *int           `json:"MaxItems,omitempty"`
+	MaxItemsPath *ReferencePath `json:"MaxItemsPath,omitempty"`
 }
 
 // StateType implementations.
@@ -320,44 +320,6 @@ func Transition(s State) (next string, end bool) {
 		return "", true
 	}
 	return "", false
-}
-
-// NullablePath is a path field where absence (the default "$") differs from
-// an explicit JSON null (discard).
-type NullablePath struct {
-	Set  bool   // the field was present
-	Null bool   // the field was JSON null
-	Path string // the path when present and not null
-}
-
-// PathOf returns a present, non-null NullablePath.
-func PathOf(p string) NullablePath { return NullablePath{Set: true, Path: p} }
-
-// NullPath returns an explicit JSON null path.
-func NullPath() NullablePath { return NullablePath{Set: true, Null: true} }
-
-// IsZero reports absence, so `omitzero` drops an unset path.
-func (p NullablePath) IsZero() bool { return !p.Set }
-
-// UnmarshalJSON accepts a string or null.
-func (p *NullablePath) UnmarshalJSON(b []byte) error {
-	p.Set = true
-	if string(b) == "null" {
-		p.Null = true
-		return nil
-	}
-	if err := json.Unmarshal(b, &p.Path); err != nil {
-		return fmt.Errorf("path must be a string or null")
-	}
-	return nil
-}
-
-// MarshalJSON writes a string or null.
-func (p NullablePath) MarshalJSON() ([]byte, error) {
-	if p.Null || !p.Set {
-		return []byte("null"), nil
-	}
-	return json.Marshal(p.Path)
 }
 
 // Parse decodes a definition strictly: unknown fields, unknown state types

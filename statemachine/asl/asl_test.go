@@ -98,7 +98,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 func TestMarshalFillsType(t *testing.T) {
 	t.Parallel()
 	sm := &StateMachine{StartAt: "A"}
-	sm.States.Add("A", &Pass{Flow: Flow{Next: "B"}, ResultPath: NullPath()})
+	sm.States.Add("A", &Pass{Flow: Flow{Next: "B"}, ResultPath: NullReferencePath()})
 	sm.States.Add("B", &Succeed{IO: IO{OutputPath: PathOf("$.x")}})
 	b, err := json.Marshal(sm)
 	if err != nil {

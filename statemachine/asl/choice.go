@@ -11,14 +11,18 @@ import (
 // ChoiceRule is a Choice state rule: a comparison (Variable + one operator),
 // or a boolean combination (And, Or, Not). Top-level rules carry Next.
 type ChoiceRule struct {
-	Variable string
+	Variable *ReferencePath
 	Operator string // e.g. "StringEquals"; empty for And/Or/Not
 	Value    any    // the operand as decoded JSON (string, float64, bool)
-	And      []*ChoiceRule
-	Or       []*ChoiceRule
-	Not      *ChoiceRule
-	Next     string
-	Comment  string
+	// The operand parsed once: the path of a ...Path operator, the time of
+	// a Timestamp... operator. Nil when Value is not a string.
+	Path      *ReferencePath
+	Timestamp *Timestamp
+	And       []*ChoiceRule
+	Or        []*ChoiceRule
+	Not       *ChoiceRule
+	Next      string
+	Comment   string
 
 	// extraOperators lists further operators found on the same rule, which
 	// Validate reports (a rule takes exactly one).
@@ -101,12 +105,30 @@ func (r *ChoiceRule) UnmarshalJSON(b []byte) error {
 			}
 			r.Operator = k
 			err = json.Unmarshal(v, &r.Value)
+			r.parseOperand()
 		}
 		if err != nil {
 			return fmt.Errorf("choice rule field %q: %w", k, err)
 		}
 	}
 	return nil
+}
+
+// parseOperand parses a string operand the operator reads as a path or a
+// timestamp; Validate reports a malformed one, or one of the wrong type.
+func (r *ChoiceRule) parseOperand() {
+	s, ok := r.Value.(string)
+	if !ok {
+		return
+	}
+	switch Operators[r.Operator] {
+	case OperandPath:
+		p := NewReferencePath(s)
+		r.Path = &p
+	case OperandTimestamp:
+		t := NewTimestamp(s)
+		r.Timestamp = &t
+	}
 }
 
 // MarshalJSON writes the rule back in ASL form.
@@ -133,10 +155,16 @@ func (r *ChoiceRule) MarshalJSON() ([]byte, error) {
 			err = field(k, v)
 		}
 	}
-	if r.Variable != "" {
+	if r.Variable != nil {
 		set("Variable", r.Variable)
 	}
-	if r.Operator != "" {
+	switch {
+	case r.Operator == "":
+	case r.Path != nil:
+		set(r.Operator, r.Path)
+	case r.Timestamp != nil:
+		set(r.Operator, r.Timestamp)
+	default:
 		set(r.Operator, r.Value)
 	}
 	if r.And != nil {

@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,10 +29,62 @@ type Step struct {
 // Path is a parsed JSONPath in the subset ASL uses: a root ($ for the state's
 // data, $$ for the context object) followed by dot or bracket members, array
 // indices and [*] / .* wildcards. Filters, slices and deep scans are rejected.
+//
+// A Path decoded from a definition keeps its source text even when it does
+// not parse; Validate reports the reason at the field's location.
 type Path struct {
 	Raw     string
 	Context bool // rooted at $$ (the context object)
 	Steps   []Step
+	err     error
+}
+
+// NewPath parses s; a malformed path is kept and reported by Validate.
+func NewPath(s string) Path {
+	p, err := ParsePath(s)
+	if err != nil {
+		return Path{Raw: s, err: err}
+	}
+	return *p
+}
+
+// UnmarshalJSON reads a path string, keeping a malformed one for Validate.
+func (p *Path) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("path must be a string")
+	}
+	*p = NewPath(s)
+	return nil
+}
+
+// MarshalJSON writes the source text.
+func (p Path) MarshalJSON() ([]byte, error) { return json.Marshal(p.Raw) }
+
+// ReferencePath is a path that must select a single node (no wildcards):
+// ResultPath, Choice Variable, the *Path fields that read one value.
+type ReferencePath struct{ Path }
+
+// NewReferencePath parses s as a reference path; a malformed one is kept
+// and reported by Validate.
+func NewReferencePath(s string) ReferencePath {
+	return ReferencePath{NewPath(s)}.checked()
+}
+
+// UnmarshalJSON reads a reference path string.
+func (p *ReferencePath) UnmarshalJSON(b []byte) error {
+	if err := p.Path.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*p = p.checked()
+	return nil
+}
+
+func (p ReferencePath) checked() ReferencePath {
+	if p.err == nil && !p.IsReference() {
+		p.err = fmt.Errorf("reference path %q must not contain wildcards", p.Raw)
+	}
+	return p
 }
 
 // IsReference reports whether p selects at most one node (no wildcards), as
@@ -152,12 +205,89 @@ func parseBracket(s string, i int) (Step, int, error) {
 
 // ParseReferencePath parses a path that must identify a single node.
 func ParseReferencePath(s string) (*Path, error) {
-	p, err := ParsePath(s)
-	if err != nil {
-		return nil, err
+	p := NewReferencePath(s)
+	if p.err != nil {
+		return nil, p.err
 	}
-	if !p.IsReference() {
-		return nil, fmt.Errorf("reference path %q must not contain wildcards", s)
+	return &p.Path, nil
+}
+
+// IsRoot reports whether p is "$" (the whole input), which the InputPath,
+// OutputPath and ResultPath fields treat as no path at all.
+func (p *Path) IsRoot() bool { return !p.Context && len(p.Steps) == 0 && p.err == nil }
+
+// NullablePath is InputPath or OutputPath: absence (the default "$")
+// differs from an explicit JSON null (an empty object).
+type NullablePath struct {
+	Set  bool // the field was present
+	Null bool // the field was JSON null
+	Path Path // the path when present and not null
+}
+
+// PathOf returns a present, non-null NullablePath.
+func PathOf(s string) NullablePath { return NullablePath{Set: true, Path: NewPath(s)} }
+
+// NullPath returns an explicit JSON null path.
+func NullPath() NullablePath { return NullablePath{Set: true, Null: true} }
+
+// IsZero reports absence, so `omitzero` drops an unset path.
+func (p NullablePath) IsZero() bool { return !p.Set }
+
+// UnmarshalJSON accepts a string or null.
+func (p *NullablePath) UnmarshalJSON(b []byte) error {
+	*p = NullablePath{Set: true, Null: string(b) == "null"}
+	if p.Null {
+		return nil
 	}
-	return p, nil
+	if err := p.Path.UnmarshalJSON(b); err != nil {
+		return fmt.Errorf("path must be a string or null")
+	}
+	return nil
+}
+
+// MarshalJSON writes a string or null.
+func (p NullablePath) MarshalJSON() ([]byte, error) {
+	if p.Null || !p.Set {
+		return []byte("null"), nil
+	}
+	return p.Path.MarshalJSON()
+}
+
+// NullableReferencePath is a ResultPath: absent means "$" (the result
+// replaces the input), JSON null discards the result.
+type NullableReferencePath struct {
+	Set  bool
+	Null bool
+	Path ReferencePath
+}
+
+// ReferencePathOf returns a present, non-null NullableReferencePath.
+func ReferencePathOf(s string) NullableReferencePath {
+	return NullableReferencePath{Set: true, Path: NewReferencePath(s)}
+}
+
+// NullReferencePath returns an explicit JSON null reference path.
+func NullReferencePath() NullableReferencePath { return NullableReferencePath{Set: true, Null: true} }
+
+// IsZero reports absence, so `omitzero` drops an unset path.
+func (p NullableReferencePath) IsZero() bool { return !p.Set }
+
+// UnmarshalJSON accepts a string or null.
+func (p *NullableReferencePath) UnmarshalJSON(b []byte) error {
+	*p = NullableReferencePath{Set: true, Null: string(b) == "null"}
+	if p.Null {
+		return nil
+	}
+	if err := p.Path.UnmarshalJSON(b); err != nil {
+		return fmt.Errorf("path must be a string or null")
+	}
+	return nil
+}
+
+// MarshalJSON writes a string or null.
+func (p NullableReferencePath) MarshalJSON() ([]byte, error) {
+	if p.Null || !p.Set {
+		return []byte("null"), nil
+	}
+	return p.Path.MarshalJSON()
 }

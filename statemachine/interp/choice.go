@@ -19,48 +19,21 @@ type rule struct {
 	not      *rule
 }
 
-func compileRule(r *asl.ChoiceRule) (*rule, error) {
-	c := &rule{next: r.Next, op: r.Operator, operand: r.Value}
-	var err error
-	if r.Variable != "" {
-		if c.variable, err = asl.ParseReferencePath(r.Variable); err != nil {
-			return nil, err
-		}
-	}
-	if r.Operator != "" {
-		switch asl.Operators[r.Operator] {
-		case asl.OperandPath:
-			s, _ := r.Value.(string)
-			if c.opPath, err = asl.ParseReferencePath(s); err != nil {
-				return nil, err
-			}
-		case asl.OperandTimestamp:
-			s, _ := r.Value.(string)
-			if c.opTime, err = asl.ParseTimestamp(s); err != nil {
-				return nil, err
-			}
-		}
+func compileRule(r *asl.ChoiceRule) *rule {
+	c := &rule{next: r.Next, op: r.Operator, operand: r.Value, variable: refPath(r.Variable), opPath: refPath(r.Path)}
+	if r.Timestamp != nil {
+		c.opTime = r.Timestamp.Time
 	}
 	for _, a := range r.And {
-		sub, err := compileRule(a)
-		if err != nil {
-			return nil, err
-		}
-		c.and = append(c.and, sub)
+		c.and = append(c.and, compileRule(a))
 	}
 	for _, o := range r.Or {
-		sub, err := compileRule(o)
-		if err != nil {
-			return nil, err
-		}
-		c.or = append(c.or, sub)
+		c.or = append(c.or, compileRule(o))
 	}
 	if r.Not != nil {
-		if c.not, err = compileRule(r.Not); err != nil {
-			return nil, err
-		}
+		c.not = compileRule(r.Not)
 	}
-	return c, nil
+	return c
 }
 
 // eval evaluates the rule. A comparison whose Variable (or operand path) is

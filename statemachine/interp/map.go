@@ -33,40 +33,42 @@ type mapSpec struct {
 	toleratedCntPath *asl.Path
 }
 
-func (c *compiler) mapSpec(name string, s *asl.Map) *mapSpec {
+func compileMapSpec(name string, s *asl.Map) (*mapSpec, error) {
 	proc, err := compileMachine(s.Processor())
-	c.set(err)
+	if err != nil {
+		return nil, err
+	}
 	m := &mapSpec{
 		processor:        proc,
 		distributed:      s.Distributed(),
-		selector:         c.tmpl(s.Selector()),
-		concPath:         c.ref(s.MaxConcurrencyPath),
+		selector:         compileTemplate(s.Selector()),
+		concPath:         refPath(s.MaxConcurrencyPath),
 		label:            s.Label,
 		toleratedPct:     s.ToleratedFailurePercentage,
-		toleratedPctPath: c.ref(s.ToleratedFailurePercentagePath),
+		toleratedPctPath: refPath(s.ToleratedFailurePercentagePath),
 		toleratedCount:   s.ToleratedFailureCount,
-		toleratedCntPath: c.ref(s.ToleratedFailureCountPath),
+		toleratedCntPath: refPath(s.ToleratedFailureCountPath),
 	}
 	if m.label == "" {
 		m.label = name
 	}
-	if s.ItemsPath != "" && s.ItemsPath != "$" {
-		m.itemsPath = c.ref(s.ItemsPath)
+	if s.ItemsPath != nil && !s.ItemsPath.IsRoot() {
+		m.itemsPath = &s.ItemsPath.Path
 	}
 	if s.MaxConcurrency != nil {
 		m.concurrency = *s.MaxConcurrency
 	}
 	if r := s.ItemReader; r != nil {
 		m.reader = true
-		m.readerParams = c.tmpl(r.Parameters)
+		m.readerParams = compileTemplate(r.Parameters)
 		if r.ReaderConfig != nil {
 			if r.ReaderConfig.MaxItems != nil {
 				m.maxItems = *r.ReaderConfig.MaxItems
 			}
-			m.maxItemsPath = c.ref(r.ReaderConfig.MaxItemsPath)
+			m.maxItemsPath = refPath(r.ReaderConfig.MaxItemsPath)
 		}
 	}
-	return m
+	return m, nil
 }
 
 // runMap runs the Map state's iterations. Output is the iteration outputs

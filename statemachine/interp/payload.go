@@ -1,9 +1,7 @@
 package interp
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/docpipe/docpipe/statemachine/asl"
@@ -254,15 +252,14 @@ type optPath struct {
 	p    *asl.Path
 }
 
-func compileOptPath(np asl.NullablePath) (optPath, error) {
-	if !np.Set || (!np.Null && np.Path == "$") {
-		return optPath{}, nil
+func compileOptPath(np asl.NullablePath) optPath {
+	switch {
+	case np.Null:
+		return optPath{null: true}
+	case !np.Set || np.Path.IsRoot():
+		return optPath{}
 	}
-	if np.Null {
-		return optPath{null: true}, nil
-	}
-	p, err := asl.ParsePath(np.Path)
-	return optPath{p: p}, err
+	return optPath{p: &np.Path}
 }
 
 // apply implements InputPath/OutputPath: null yields {}.
@@ -286,15 +283,14 @@ type resultPath struct {
 	p       *asl.Path // nil means "$"
 }
 
-func compileResultPath(np asl.NullablePath) (resultPath, error) {
-	if np.Set && np.Null {
-		return resultPath{discard: true}, nil
+func compileResultPath(np asl.NullableReferencePath) resultPath {
+	switch {
+	case np.Null:
+		return resultPath{discard: true}
+	case !np.Set || np.Path.IsRoot():
+		return resultPath{}
 	}
-	if !np.Set || np.Path == "$" {
-		return resultPath{}, nil
-	}
-	p, err := asl.ParseReferencePath(np.Path)
-	return resultPath{p: p}, err
+	return resultPath{p: &np.Path.Path}
 }
 
 func (r resultPath) apply(input, result any) (any, *failure) {
@@ -309,6 +305,14 @@ func (r resultPath) apply(input, result any) (any, *failure) {
 		return nil, runtimeFailure("Invalid path '%s': unable to apply ResultPath to the state input: %v", r.p.Raw, err)
 	}
 	return out, nil
+}
+
+// refPath returns an optional reference path's parsed form, or nil.
+func refPath(p *asl.ReferencePath) *asl.Path {
+	if p == nil {
+		return nil
+	}
+	return &p.Path
 }
 
 // tmpl is a compiled payload template (Parameters, ItemSelector,
@@ -378,75 +382,62 @@ func (t *tCall) eval(env *evalEnv, data any) (any, *failure) {
 	return v, f
 }
 
-// compileTemplate compiles raw JSON; nil raw yields a nil tmpl.
-func compileTemplate(raw json.RawMessage) (tmpl, error) {
-	if raw == nil {
-		return nil, nil
+// compileExpr compiles a path or intrinsic call; field names it in
+// failure messages.
+func compileExpr(field string, e *asl.Expr) tmpl {
+	if e.Call != nil {
+		return &tCall{field: field, call: e.Call}
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return compileValue(v)
+	return &tPath{field: field, p: e.Path}
 }
 
-func compileValue(v any) (tmpl, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		o := &tObj{}
-		dynamic := false
-		for _, k := range sortedKeys(x) {
-			val := x[k]
-			if name, ok := strings.CutSuffix(k, ".$"); ok {
-				s, _ := val.(string)
-				dynamic = true
-				o.keys = append(o.keys, name)
-				if asl.LooksLikeIntrinsic(s) {
-					c, err := asl.ParseIntrinsic(s)
-					if err != nil {
-						return nil, err
-					}
-					o.vals = append(o.vals, &tCall{field: k, call: c})
-				} else {
-					p, err := asl.ParsePath(s)
-					if err != nil {
-						return nil, err
-					}
-					o.vals = append(o.vals, &tPath{field: k, p: p})
-				}
-				continue
-			}
-			t, err := compileValue(val)
-			if err != nil {
-				return nil, err
-			}
-			if _, c := t.(tConst); !c {
-				dynamic = true
-			}
-			o.keys = append(o.keys, k)
-			o.vals = append(o.vals, t)
-		}
-		if !dynamic {
-			return tConst{v: x}, nil
-		}
-		return o, nil
-	case []any:
-		a := &tArr{}
-		dynamic := false
-		for _, e := range x {
-			t, err := compileValue(e)
-			if err != nil {
-				return nil, err
-			}
-			if _, c := t.(tConst); !c {
-				dynamic = true
-			}
-			a.elems = append(a.elems, t)
-		}
-		if !dynamic {
-			return tConst{v: x}, nil
-		}
-		return a, nil
+// compileTemplate compiles a parsed template, folding subtrees without
+// expressions into constants built once. A nil template compiles to nil.
+func compileTemplate(t *asl.Template) tmpl {
+	if t == nil {
+		return nil
 	}
-	return tConst{v: v}, nil
+	return compileValue("", t)
+}
+
+// compileValue compiles t, the value of the field named field.
+func compileValue(field string, t *asl.Template) tmpl {
+	switch t.Kind {
+	case asl.TemplateExpr:
+		return compileExpr(field, t.Expr)
+	case asl.TemplateObject:
+		o := &tObj{keys: make([]string, len(t.Fields)), vals: make([]tmpl, len(t.Fields))}
+		dynamic := false
+		for i, f := range t.Fields {
+			o.keys[i] = f.Name()
+			o.vals[i] = compileValue(f.Key, f.Value)
+			_, c := o.vals[i].(tConst)
+			dynamic = dynamic || !c
+		}
+		if dynamic {
+			return o
+		}
+		m := make(map[string]any, len(o.keys))
+		for i, k := range o.keys {
+			m[k] = o.vals[i].(tConst).v
+		}
+		return tConst{v: m}
+	case asl.TemplateArray:
+		a := &tArr{elems: make([]tmpl, len(t.Elems))}
+		dynamic := false
+		for i, e := range t.Elems {
+			a.elems[i] = compileValue(field, e)
+			_, c := a.elems[i].(tConst)
+			dynamic = dynamic || !c
+		}
+		if dynamic {
+			return a
+		}
+		v := make([]any, len(a.elems))
+		for i, e := range a.elems {
+			v[i] = e.(tConst).v
+		}
+		return tConst{v: v}
+	}
+	return tConst{v: t.Value}
 }

@@ -98,151 +98,103 @@ func compileMachine(m *asl.Machine) (*machine, error) {
 	return out, nil
 }
 
-// compiler collects the first error so compileNode reads straight through;
-// Validate has already rejected anything that could fail here.
-type compiler struct{ err error }
-
-func (c *compiler) optPath(np asl.NullablePath) optPath {
-	p, err := compileOptPath(np)
-	c.set(err)
-	return p
+func (n *node) io(io asl.IO) {
+	n.input = compileOptPath(io.InputPath)
+	n.output = compileOptPath(io.OutputPath)
 }
 
-func (c *compiler) resultPath(np asl.NullablePath) resultPath {
-	p, err := compileResultPath(np)
-	c.set(err)
-	return p
-}
-
-func (c *compiler) tmpl(raw []byte) tmpl {
-	t, err := compileTemplate(raw)
-	c.set(err)
-	return t
-}
-
-func (c *compiler) ref(s string) *asl.Path {
-	if s == "" {
-		return nil
-	}
-	p, err := asl.ParseReferencePath(s)
-	c.set(err)
-	return p
-}
-
-// dynamic compiles a ".$"-style value (path or intrinsic) as a template.
-func (c *compiler) dynamic(s string) tmpl {
-	if s == "" {
-		return nil
-	}
-	if asl.LooksLikeIntrinsic(s) {
-		call, err := asl.ParseIntrinsic(s)
-		c.set(err)
-		return &tCall{field: s, call: call}
-	}
-	p, err := asl.ParsePath(s)
-	c.set(err)
-	return &tPath{field: s, p: p}
-}
-
-func (c *compiler) set(err error) {
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-}
-
-func (c *compiler) io(n *node, io asl.IO) {
-	n.input = c.optPath(io.InputPath)
-	n.output = c.optPath(io.OutputPath)
-}
-
-func (c *compiler) handlers(n *node, retry []asl.Retrier, catch []asl.Catcher) {
+func (n *node) handlers(retry []asl.Retrier, catch []asl.Catcher) {
 	for i := range retry {
 		n.retriers = append(n.retriers, newRetrier(&retry[i]))
 	}
 	for _, k := range catch {
-		n.catchers = append(n.catchers, &catcher{errorEquals: k.ErrorEquals, next: k.Next, result: c.resultPath(k.ResultPath)})
+		n.catchers = append(n.catchers, &catcher{errorEquals: k.ErrorEquals, next: k.Next, result: compileResultPath(k.ResultPath)})
 	}
 }
 
+// compileNode compiles one state of a validated definition: paths,
+// templates and timestamps were parsed with it, so only nested machines
+// and Pass results can fail here.
 func compileNode(name string, st asl.State) (*node, error) {
 	n := &node{name: name, kind: st.StateType()}
 	n.next, n.end = asl.Transition(st)
-	c := &compiler{}
+	var err error
 	switch s := st.(type) {
 	case *asl.Task:
-		c.io(n, s.IO)
+		n.io(s.IO)
 		n.resource = s.Resource
-		n.params = c.tmpl(s.Parameters)
-		n.selector = c.tmpl(s.ResultSelector)
-		n.result = c.resultPath(s.ResultPath)
-		c.handlers(n, s.Retry, s.Catch)
+		n.params = compileTemplate(s.Parameters)
+		n.selector = compileTemplate(s.ResultSelector)
+		n.result = compileResultPath(s.ResultPath)
+		n.handlers(s.Retry, s.Catch)
 		if s.TimeoutSeconds != nil {
 			n.timeout = time.Duration(*s.TimeoutSeconds) * time.Second
 		}
 		if s.HeartbeatSeconds != nil {
 			n.heartbeat = time.Duration(*s.HeartbeatSeconds) * time.Second
 		}
-		n.timeoutPath = c.ref(s.TimeoutSecondsPath)
-		n.heartbeatPath = c.ref(s.HeartbeatSecondsPath)
+		n.timeoutPath = refPath(s.TimeoutSecondsPath)
+		n.heartbeatPath = refPath(s.HeartbeatSecondsPath)
 	case *asl.Pass:
-		c.io(n, s.IO)
-		n.params = c.tmpl(s.Parameters)
-		n.result = c.resultPath(s.ResultPath)
+		n.io(s.IO)
+		n.params = compileTemplate(s.Parameters)
+		n.result = compileResultPath(s.ResultPath)
 		if s.Result != nil {
 			// Result is literal data: ".$" keys in it are not evaluated.
-			v, err := literal(s.Result)
-			c.set(err)
-			n.passResult, n.hasResult = v, true
+			n.passResult, err = literal(s.Result)
+			n.hasResult = true
 		}
 	case *asl.Choice:
-		c.io(n, s.IO)
+		n.io(s.IO)
 		n.defaultNext = s.Default
 		for _, r := range s.Choices {
-			cr, err := compileRule(r)
-			c.set(err)
-			n.rules = append(n.rules, cr)
+			n.rules = append(n.rules, compileRule(r))
 		}
 	case *asl.Wait:
-		c.io(n, s.IO)
+		n.io(s.IO)
 		switch {
 		case s.Seconds != nil:
 			n.waitKind, n.waitFor = waitSeconds, time.Duration(*s.Seconds)*time.Second
-		case s.Timestamp != "":
-			t, err := asl.ParseTimestamp(s.Timestamp)
-			c.set(err)
-			n.waitKind, n.waitTimestamp = waitTimestamp, t
-		case s.SecondsPath != "":
-			n.waitKind, n.waitSecondsPath = waitSecondsPath, c.ref(s.SecondsPath)
+		case s.Timestamp != nil:
+			n.waitKind, n.waitTimestamp = waitTimestamp, s.Timestamp.Time
+		case s.SecondsPath != nil:
+			n.waitKind, n.waitSecondsPath = waitSecondsPath, refPath(s.SecondsPath)
 		default:
-			n.waitKind, n.waitTimestampPath = waitTimestampPath, c.ref(s.TimestampPath)
+			n.waitKind, n.waitTimestampPath = waitTimestampPath, refPath(s.TimestampPath)
 		}
 	case *asl.Succeed:
-		c.io(n, s.IO)
+		n.io(s.IO)
 	case *asl.Fail:
 		n.errName, n.cause = s.Error, s.Cause
-		n.errDynamic = c.dynamic(s.ErrorPath)
-		n.causeDyn = c.dynamic(s.CausePath)
+		if s.ErrorPath != nil {
+			n.errDynamic = compileExpr(s.ErrorPath.Raw, s.ErrorPath)
+		}
+		if s.CausePath != nil {
+			n.causeDyn = compileExpr(s.CausePath.Raw, s.CausePath)
+		}
 	case *asl.Parallel:
-		c.io(n, s.IO)
-		n.params = c.tmpl(s.Parameters)
-		n.selector = c.tmpl(s.ResultSelector)
-		n.result = c.resultPath(s.ResultPath)
-		c.handlers(n, s.Retry, s.Catch)
+		n.io(s.IO)
+		n.params = compileTemplate(s.Parameters)
+		n.selector = compileTemplate(s.ResultSelector)
+		n.result = compileResultPath(s.ResultPath)
+		n.handlers(s.Retry, s.Catch)
 		for _, b := range s.Branches {
-			m, err := compileMachine(b)
-			c.set(err)
+			m, berr := compileMachine(b)
+			if berr != nil {
+				return nil, berr
+			}
 			n.branches = append(n.branches, m)
 		}
 	case *asl.Map:
-		c.io(n, s.IO)
-		n.selector = c.tmpl(s.ResultSelector)
-		n.result = c.resultPath(s.ResultPath)
-		c.handlers(n, s.Retry, s.Catch)
-		n.mp = c.mapSpec(name, s)
+		n.io(s.IO)
+		n.selector = compileTemplate(s.ResultSelector)
+		n.result = compileResultPath(s.ResultPath)
+		n.handlers(s.Retry, s.Catch)
+		n.mp, err = compileMapSpec(name, s)
 	default:
 		return nil, fmt.Errorf("unsupported state type %T", st)
 	}
-	return n, c.err
+	return n, err
 }
 
 func literal(raw []byte) (any, error) {
