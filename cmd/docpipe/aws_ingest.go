@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,49 +11,47 @@ import (
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
-// awsIngestFlags configure `docpipe ingest` against a deployment on AWS.
-type awsIngestFlags struct {
-	bucket       string
-	table        string
-	stateMachine string
-	prefix       string
+// awsIngest is `docpipe ingest` and `docpipe rerun` against a deployment
+// on AWS, named by the global --table, --bucket and --state-machine.
+type awsIngest struct {
+	*app
+	prefix string // key prefix uploads go under
 }
 
-func (a *awsIngestFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.bucket, "bucket", os.Getenv(backend.EnvBucket), "AWS: S3 bucket of the deployment [$"+backend.EnvBucket+"]")
-	fs.StringVar(&a.table, "table", os.Getenv(backend.EnvTable), "AWS: DynamoDB table of the deployment [$"+backend.EnvTable+"]")
-	fs.StringVar(&a.stateMachine, "state-machine", os.Getenv(backend.EnvStateMachineARN), "AWS: Step Functions state machine ARN [$"+backend.EnvStateMachineARN+"]")
-	prefix := os.Getenv(backend.EnvIncomingPrefix)
-	if prefix == "" {
-		prefix = backend.DefaultIncomingPrefix
+// open opens the deployment, after checking that it is fully named.
+func (a awsIngest) open(ctx context.Context) (*backend.Backend, backend.AWSClients, error) {
+	if a.stateMachine == "" {
+		return nil, backend.AWSClients{}, usageErrorf("on AWS (--table %s) this needs the state machine: --state-machine or %s", a.table, backend.EnvStateMachineARN)
 	}
-	fs.StringVar(&a.prefix, "incoming-prefix", prefix, "AWS: key prefix uploads go under [$"+backend.EnvIncomingPrefix+"]")
+	if a.bucket == "" {
+		return nil, backend.AWSClients{}, usageErrorf("on AWS (--table %s) this needs the bucket: --bucket or %s", a.table, backend.EnvBucket)
+	}
+	cfg, err := backend.LoadAWSConfig(ctx, nil)
+	if err != nil {
+		return nil, backend.AWSClients{}, err
+	}
+	clients := backend.NewAWSClients(cfg)
+	b, err := backend.OpenAWSWith(clients, backend.AWSOptions{Table: a.table, Bucket: a.bucket})
+	return b, clients, err
 }
-
-// enabled reports whether ingest goes to AWS rather than the local home.
-func (a *awsIngestFlags) enabled() bool { return a.bucket != "" && a.stateMachine != "" }
 
 // ingest uploads each file under the incoming prefix, then registers and
 // starts it exactly as the bucket's event would (same workflow id), so
 // when that event fires too, both converge on one workflow.
-func (a *awsIngestFlags) ingest(ctx context.Context, project string, files []string) ([]ingestResult, error) {
-	cfg, err := backend.LoadAWSConfig(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	clients := backend.NewAWSClients(cfg)
-	b, err := backend.OpenAWSWith(clients, backend.AWSOptions{Table: a.table, Bucket: a.bucket})
+func (a awsIngest) ingest(ctx context.Context, files []string) ([]ingestResult, error) {
+	b, clients, err := a.open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
 	in := s3ingest.Ingest{
-		Ingester: &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipeline.DefaultDefinition(), Bucket: b.Bucket},
+		Ingester: &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket},
 		Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: a.stateMachine, Repo: b.Repo},
-		Project:  project,
+		Project:  a.project,
 	}
 	var results []ingestResult
 	for _, path := range files {
@@ -67,7 +64,7 @@ func (a *awsIngestFlags) ingest(ctx context.Context, project string, files []str
 	return results, nil
 }
 
-func (a *awsIngestFlags) ingestOne(ctx context.Context, b *backend.Backend, clients backend.AWSClients, in s3ingest.Ingest, path string) (ingestResult, error) {
+func (a awsIngest) ingestOne(ctx context.Context, b *backend.Backend, clients backend.AWSClients, in s3ingest.Ingest, path string) (ingestResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return ingestResult{}, err
@@ -91,13 +88,8 @@ func (a *awsIngestFlags) ingestOne(ctx context.Context, b *backend.Backend, clie
 
 // rerun readies a finished workflow on AWS for a re-run of what failed and
 // starts it as a new execution (`<workflow>-rerun-<n>`).
-func (a *awsIngestFlags) rerun(ctx context.Context, workflowID string, stdout io.Writer) error {
-	cfg, err := backend.LoadAWSConfig(ctx, nil)
-	if err != nil {
-		return err
-	}
-	clients := backend.NewAWSClients(cfg)
-	b, err := backend.OpenAWSWith(clients, backend.AWSOptions{Table: a.table, Bucket: a.bucket})
+func (a awsIngest) rerun(ctx context.Context, workflowID string, stdout io.Writer) error {
+	b, clients, err := a.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,7 +99,7 @@ func (a *awsIngestFlags) rerun(ctx context.Context, workflowID string, stdout io
 		return err
 	}
 	reg := pipeline.Registration{Workflow: wf}
-	ig := &pipeline.Ingester{Repo: b.Repo, Definition: pipeline.DefaultDefinition(), Bucket: a.bucket}
+	ig := &pipeline.Ingester{Repo: b.Repo, Definition: pipelinefile.Default(), Bucket: a.bucket}
 	reset, err := b.Repo.PrepareRerun(ctx, reg.Ref(), ig.Definition)
 	if err != nil {
 		return err

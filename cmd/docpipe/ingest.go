@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,10 @@ import (
 	"path/filepath"
 	"syscall"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
 )
 
 type ingestResult struct {
@@ -18,57 +21,92 @@ type ingestResult struct {
 	WorkflowID string `json:"workflow_id"`
 	Status     string `json:"status"`
 	Existing   bool   `json:"existing"`
+	Error      string `json:"error,omitempty"` // why a file was not processed
 }
 
-func cmdIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f runFlags
-	f.register(fs)
-	var aws awsIngestFlags
-	aws.register(fs)
-	noStart := fs.Bool("no-start", false, "local: register only; a later `docpipe run` or `docpipe work` processes them")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: docpipe ingest [flags] FILE|DIR...\n\nRegister documents and start their analysis without waiting. Locally a background `docpipe work` process runs them (log in HOME/work.log); with --bucket and --state-machine the files are uploaded to S3 and started on Step Functions.\n\nFlags:")
-		fs.PrintDefaults()
+func init() { addCommand(newIngestCmd) }
+
+func newIngestCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ingest [flags] FILE|DIR...",
+		Short: "Register documents and start them without waiting",
+		Long: `Register documents and start their analysis without waiting.
+
+Locally a background ` + "`docpipe work`" + ` process runs them (its log is HOME/work.log).
+With --table (or ` + backend.EnvTable + `), --bucket and --state-machine the files are
+uploaded to S3 under --incoming-prefix and started on Step Functions, with the
+same workflow id the bucket's upload event gives, so the two never double-start.
+
+Files that cannot be read as documents are listed as "not processed" and make
+the exit status 1.`,
+		Example: `  docpipe ingest samples/docs
+  docpipe ingest --no-start notes.md && docpipe work
+  docpipe ingest --table T --bucket B --state-machine ARN report.pdf`,
+		Args: minArgs(1, "at least one FILE or DIR"),
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
+	f := newRunFlags(a, cmd.Flags())
+	prefix := cmd.Flags().String("incoming-prefix", envOr(backend.EnvIncomingPrefix, backend.DefaultIncomingPrefix), "AWS: key prefix uploads go under [$"+backend.EnvIncomingPrefix+"]")
+	noStart := cmd.Flags().Bool("no-start", false, "local: register only; a later `docpipe run` or `docpipe work` processes them")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return ingest(cmd.Context(), f, *prefix, !*noStart, args)
 	}
-	files, err := collectFiles(fs.Args())
+	return cmd
+}
+
+func ingest(ctx context.Context, f *runFlags, prefix string, start bool, args []string) error {
+	files, skipped, err := collectFiles(args)
 	if err != nil {
 		return err
 	}
 	var results []ingestResult
-	if aws.enabled() {
-		results, err = aws.ingest(ctx, f.project, files)
-	} else {
-		results, err = ingestLocal(ctx, f, files, stderr, !*noStart)
+	switch {
+	case len(files) == 0:
+	case f.onAWS():
+		results, err = awsIngest{app: f.app, prefix: prefix}.ingest(ctx, files)
+	default:
+		results, err = ingestLocal(ctx, f, files, f.stderr, start)
 	}
 	if err != nil {
 		return err
 	}
-	if f.jsonOut {
+	for _, s := range skipped {
+		results = append(results, ingestResult{File: s.Path, Status: statusNotProcessed, Error: s.Reason})
+	}
+	if err := printIngested(f.stdout, results, f.jsonOut); err != nil {
+		return err
+	}
+	if len(skipped) > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+func printIngested(w io.Writer, results []ingestResult, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
 		for _, r := range results {
-			if err := json.NewEncoder(stdout).Encode(r); err != nil {
+			if err := enc.Encode(r); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FILE\tWORKFLOW\tSTATUS")
 	for _, r := range results {
 		st := r.Status
-		if r.Existing {
+		switch {
+		case r.Existing:
 			st += " (seen before)"
+		case r.Error != "":
+			st += ": " + r.Error
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.File, r.WorkflowID, st)
 	}
 	return tw.Flush()
 }
 
-func ingestLocal(ctx context.Context, f runFlags, files []string, stderr io.Writer, start bool) ([]ingestResult, error) {
+func ingestLocal(ctx context.Context, f *runFlags, files []string, stderr io.Writer, start bool) ([]ingestResult, error) {
 	lp, err := openLocalPipeline(ctx, f, stderr)
 	if err != nil {
 		return nil, err
@@ -85,7 +123,7 @@ func ingestLocal(ctx context.Context, f runFlags, files []string, stderr io.Writ
 		pending = pending || !finished(reg.Workflow.Status)
 	}
 	if start && pending {
-		if err := startWorker(f); err != nil {
+		if err := f.startWorker(*f); err != nil {
 			return nil, fmt.Errorf("registered, but could not start the background worker (run `docpipe work --home %s`): %w", f.home, err)
 		}
 	}

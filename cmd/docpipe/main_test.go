@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,17 +41,6 @@ func decodeLines[T any](t *testing.T, out string) []T {
 		list = append(list, v)
 	}
 	return list
-}
-
-func exitCode(err error) int {
-	var ee exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
 }
 
 func TestRunSamplesThenReuse(t *testing.T) {

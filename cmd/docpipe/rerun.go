@@ -2,38 +2,43 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/docpipe/docpipe/pipeline"
 )
 
-// cmdRerun re-runs what failed in a finished workflow: failed steps, and the
-// failed segments with the steps after them, leaving finished work alone.
-func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("rerun", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f runFlags
-	f.register(fs)
-	var aws awsIngestFlags
-	aws.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: docpipe rerun [flags] WORKFLOW\n\nRe-run the failed parts of a finished analysis (failed steps; failed segments and the graph and summary built from them). Locally it waits for the result; with --table, --bucket and --state-machine it starts a new execution on Step Functions and returns.\n\nFlags:")
-		fs.PrintDefaults()
+func init() { addCommand(newRerunCmd) }
+
+func newRerunCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rerun [flags] WORKFLOW",
+		Short: "Re-run the failed parts of a finished analysis",
+		Long: `Re-run what failed in a finished analysis: failed steps, and failed
+segments with the graph and summary built from them, leaving finished work
+alone. Locally it waits for the result; on AWS (--table, --bucket and
+--state-machine) it starts a new execution on Step Functions and returns.`,
+		Example: `  docpipe rerun WORKFLOW
+  docpipe rerun --home /tmp/dp WORKFLOW --json
+  docpipe rerun --table T --bucket B --state-machine ARN WORKFLOW`,
+		Args: exactArgs(1, "one WORKFLOW"),
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
+	f := newRunFlags(a, cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if a.onAWS() {
+			return awsIngest{app: a}.rerun(cmd.Context(), args[0], a.stdout)
+		}
+		return rerunLocal(cmd.Context(), f, args[0])
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{2}
-	}
-	if aws.enabled() {
-		return aws.rerun(ctx, fs.Arg(0), stdout)
-	}
+	return cmd
+}
+
+// rerunLocal re-runs a workflow of the local home and waits for it.
+func rerunLocal(ctx context.Context, f *runFlags, id string) error {
+	stdout, stderr := f.stdout, f.stderr
 	lp, err := openLocalPipeline(ctx, f, stderr)
 	if err != nil {
 		return err
@@ -43,7 +48,7 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	repo := lp.backend.Repo
-	wf, _, err := findWorkflow(ctx, repo, fs.Arg(0))
+	wf, _, err := findWorkflow(ctx, repo, id)
 	if err != nil {
 		return err
 	}

@@ -3,111 +3,138 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/metered"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 	"github.com/docpipe/docpipe/statemachine/interp"
 )
 
-// runFlags are shared by run, ingest and work.
+// runFlags are the options of the commands that process documents here
+// (run, ingest, rerun, work), on top of the global flags.
 type runFlags struct {
-	home        string
-	project     string
+	*app
 	concurrency int
 	pdf         string
-	jsonOut     bool
 	progress    string
 	verbose     bool
 	cost        bool
 }
 
-func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.home, "home", ".docpipe", "state directory (SQLite state file and blob store)")
-	fs.StringVar(&f.project, "project", backend.DefaultProject, "project the documents belong to")
+func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
+	f := &runFlags{app: a}
 	fs.IntVar(&f.concurrency, "concurrency", max(2, runtime.GOMAXPROCS(0)), "documents processed at once")
-	fs.StringVar(&f.pdf, "pdf", envOr(backend.EnvPDFBackend, "auto"), "PDF text backend: auto (poppler when installed), poppler or go")
-	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per document instead of a table")
+	fs.StringVar(&f.pdf, "pdf", envOr(backend.EnvPDFBackend, "auto"), "PDF text backend: auto (poppler when installed), poppler or go [$"+backend.EnvPDFBackend+"]")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
-	fs.BoolVar(&f.verbose, "v", false, "log every step")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")
 	fs.BoolVar(&f.cost, "cost", false, "print per-page request counts (state transitions, table and blob requests) as they would be billed on AWS")
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
+	return f
 }
 
 // docResult is one line of the final report.
 type docResult struct {
-	File           string  `json:"file"`
-	WorkflowID     string  `json:"workflow_id"`
-	Status         string  `json:"status"`
-	Segments       int     `json:"segments"`
-	FailedSegments int     `json:"failed_segments"`
-	Seconds        float64 `json:"seconds"`
-	Error          string  `json:"error"`
-	Reused         bool    `json:"reused,omitempty"`
+	File            string   `json:"file"`
+	WorkflowID      string   `json:"workflow_id"`
+	Status          string   `json:"status"`
+	Segments        int      `json:"segments"`
+	FailedSegments  int      `json:"failed_segments"`
+	SkippedSegments int      `json:"skipped_segments"`
+	SkippedReasons  []string `json:"skipped_reasons,omitempty"` // one per distinct reason
+	Seconds         float64  `json:"seconds"`
+	Error           string   `json:"error"`
+	Reused          bool     `json:"reused,omitempty"`
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f runFlags
-	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: docpipe run [flags] FILE|DIR...\n\nProcess documents on this machine and wait for them. Exit status 0 only when every document completed.\n\nFlags:")
-		fs.PrintDefaults()
+func init() { addCommand(newRunCmd) }
+
+func newRunCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run [flags] FILE|DIR...",
+		Short: "Process documents on this machine and wait for them",
+		Long: `Process documents on this machine (state under --home) with live progress,
+then print one line per document. Folders are walked; files that cannot be
+read as documents (pipes, sockets, devices, unreadable files, broken links)
+are listed as "not processed". A second run of the same content reports the
+earlier result without processing it again.
+
+Exit status 0 only when every document completed.`,
+		Example: `  docpipe run samples/docs
+  docpipe run --json report.pdf notes.md
+  docpipe run samples/docs --home /tmp/dp --pdf go --cost`,
+		Args: minArgs(1, "at least one FILE or DIR"),
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
+	f := newRunFlags(a, cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := a.localOnly(cmd); err != nil {
+			return err
+		}
+		return runDocuments(cmd.Context(), f, args)
 	}
-	files, err := collectFiles(fs.Args())
+	return cmd
+}
+
+func runDocuments(ctx context.Context, f *runFlags, args []string) error {
+	stdout, stderr := f.stdout, f.stderr
+	files, skipped, err := collectFiles(args)
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		return fmt.Errorf("no files found in %v", fs.Args())
+	if len(files)+len(skipped) == 0 {
+		return fmt.Errorf("no files found in %v", args)
 	}
-	lp, err := openLocalPipeline(ctx, f, stderr)
-	if err != nil {
-		return err
+	var results []docResult
+	var lp *localPipeline
+	if len(files) > 0 {
+		lp, err = openLocalPipeline(ctx, f, stderr)
+		if err != nil {
+			return err
+		}
+		defer lp.Close()
+		if err := lp.backend.LockHome(); err != nil {
+			return err
+		}
+		results, err = lp.process(ctx, files, f, stderr)
+		if err != nil {
+			return err
+		}
 	}
-	defer lp.Close()
-	if err := lp.backend.LockHome(); err != nil {
-		return err
-	}
-	results, err := lp.process(ctx, files, f, stderr)
-	if err != nil {
-		return err
+	for _, s := range skipped {
+		results = append(results, docResult{File: s.Path, Status: statusNotProcessed, Error: s.Reason})
 	}
 	if err := report(stdout, results, f.jsonOut); err != nil {
 		return err
 	}
-	if f.cost {
+	if f.cost && lp != nil {
 		lp.reportCost(stderr, results)
 	}
 	failed := false
 	for _, r := range results {
-		if r.Status != string(pipeline.WorkflowCompleted) {
+		switch r.Status {
+		case string(pipeline.WorkflowCompleted):
+		case statusNotProcessed:
 			failed = true
-			fmt.Fprintf(stderr, "%s failed; after fixing the cause: docpipe rerun --home %s %s\n", r.File, f.home, r.WorkflowID)
+			fmt.Fprintf(stderr, "skipped %s: %s\n", r.File, r.Error)
+		default:
+			failed = true
+			fmt.Fprintf(stderr, "%s failed; %s\n", r.File, failureAdvice(f.home, r.WorkflowID, r.Error))
 		}
 	}
 	if failed {
@@ -126,7 +153,7 @@ type localPipeline struct {
 	transitions atomic.Int64 // states entered, in every execution
 }
 
-func openLocalPipeline(ctx context.Context, f runFlags, stderr io.Writer) (*localPipeline, error) {
+func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*localPipeline, error) {
 	b, err := backend.OpenLocal(f.home)
 	if err != nil {
 		return nil, err
@@ -155,7 +182,7 @@ func openLocalPipeline(ctx context.Context, f runFlags, stderr io.Writer) (*loca
 		b.Close()
 		return nil, err
 	}
-	ig := &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipeline.DefaultDefinition(), Bucket: b.Bucket}
+	ig := &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket}
 	if err := ig.EnsureProject(ctx, f.project, f.project); err != nil {
 		b.Close()
 		return nil, err
@@ -196,7 +223,7 @@ type job struct {
 // process registers every file (reusing the analysis of content seen
 // before), runs the unfinished workflows with bounded concurrency and
 // returns one result per file.
-func (lp *localPipeline) process(ctx context.Context, files []string, f runFlags, stderr io.Writer) ([]docResult, error) {
+func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlags, stderr io.Writer) ([]docResult, error) {
 	jobs := make([]*job, len(files))
 	for i, path := range files {
 		reg, err := lp.register(ctx, f.project, path)
@@ -280,8 +307,13 @@ func (lp *localPipeline) result(ctx context.Context, j *job) (docResult, error) 
 	}
 	r := docResult{
 		File: j.file, WorkflowID: ref.WorkflowID, Status: string(prog.Status),
-		Segments: prog.TotalSegments, FailedSegments: prog.SegmentsFailed, Error: prog.Error,
-		Reused: j.start.IsZero(),
+		Segments: prog.TotalSegments, FailedSegments: prog.SegmentsFailed, SkippedSegments: prog.SegmentsSkipped,
+		Error: prog.Error, Reused: j.start.IsZero(),
+	}
+	if prog.SegmentsSkipped > 0 {
+		if r.SkippedReasons, err = skipReasons(ctx, lp.backend.Repo, ref.WorkflowID); err != nil {
+			return docResult{}, err
+		}
 	}
 	if !j.start.IsZero() && !j.end.IsZero() {
 		r.Seconds = j.end.Sub(j.start).Seconds()
@@ -314,7 +346,57 @@ func report(w io.Writer, results []docResult, asJSON bool) error {
 		if r.Reused {
 			secs = "(earlier)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.File, r.WorkflowID, r.Status, r.Segments, r.FailedSegments, secs, r.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.File, r.WorkflowID, statusText(r), r.Segments, r.FailedSegments, secs, r.Error)
 	}
 	return tw.Flush()
+}
+
+// statusText is the status column: the workflow status, and how many
+// segments were skipped and why, so that a document with pages nobody read
+// never passes for fully analysed.
+func statusText(r docResult) string {
+	if r.SkippedSegments == 0 {
+		return r.Status
+	}
+	noun := "segments"
+	if r.SkippedSegments == 1 {
+		noun = "segment"
+	}
+	s := fmt.Sprintf("%s, %d %s skipped", r.Status, r.SkippedSegments, noun)
+	if len(r.SkippedReasons) > 0 {
+		s += ": " + strings.Join(r.SkippedReasons, "; ")
+	}
+	return s
+}
+
+// skipReasons lists the distinct reasons a workflow's segments were
+// skipped for, in segment order.
+func skipReasons(ctx context.Context, repo *pipeline.Repository, workflowID string) ([]string, error) {
+	var reasons []string
+	token := ""
+	for {
+		segs, next, err := repo.ListSegments(ctx, workflowID, 1000, token)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range segs {
+			if s.Status != pipeline.SegmentSkipped {
+				continue
+			}
+			reason := s.Error
+			if _, after, ok := strings.Cut(reason, "skipped: "); ok {
+				reason = after // "OCR skipped: tesseract is …" reads "tesseract is …" after "skipped:"
+			}
+			if reason == "" {
+				reason = "no reason recorded"
+			}
+			if !slices.Contains(reasons, reason) {
+				reasons = append(reasons, reason)
+			}
+		}
+		if next == "" {
+			return reasons, nil
+		}
+		token = next
+	}
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -16,47 +17,59 @@ import (
 // maxResultBytes bounds what show loads of one result blob into memory.
 const maxResultBytes = 512 << 20
 
-func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var src sourceFlags
-	src.register(fs)
-	text := fs.Bool("text", false, "print the document's text in segment order")
-	summary := fs.Bool("summary", false, "print the document summary")
-	graph := fs.Bool("graph", false, "print the keyword/entity graph (JSON)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: docpipe show [flags] WORKFLOW\n\nResults of one analysis. Without a flag: overview and summary. --json prints everything (segments, summary, graph) as one object.\n\nFlags:")
-		fs.PrintDefaults()
+func init() { addCommand(newShowCmd) }
+
+func newShowCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "show [flags] WORKFLOW",
+		Short: "Results of one analysis: text, summary, graph",
+		Long: `Results of one analysis. Without a flag: its steps and the summary.
+--text prints the document's text in segment order, --summary the summary,
+--graph the keyword/entity graph, --json everything (segments, summary,
+graph) as one object.`,
+		Example: `  docpipe show WORKFLOW
+  docpipe show WORKFLOW --text > document.txt
+  docpipe show WORKFLOW --graph | jq '.nodes | length'
+  docpipe show --table T --bucket B WORKFLOW --json`,
+		Args: exactArgs(1, "one WORKFLOW"),
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
+	var o showOptions
+	cmd.Flags().BoolVar(&o.text, "text", false, "print the document's text in segment order")
+	cmd.Flags().BoolVar(&o.summary, "summary", false, "print the document summary")
+	cmd.Flags().BoolVar(&o.graph, "graph", false, "print the keyword/entity graph (JSON)")
+	cmd.MarkFlagsMutuallyExclusive("text", "summary", "graph")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return show(cmd.Context(), a, args[0], o)
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{2}
-	}
-	b, err := src.open(ctx)
+	return cmd
+}
+
+type showOptions struct{ text, summary, graph bool }
+
+func show(ctx context.Context, a *app, id string, o showOptions) error {
+	stdout := a.stdout
+	b, err := a.openSource(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	d, err := loadDetail(ctx, b.Repo, fs.Arg(0))
+	d, err := loadDetail(ctx, b.Repo, id)
 	if err != nil {
 		return err
 	}
 	ref := pipeline.WorkflowRef{ProjectID: d.Workflow.ProjectID, DocumentID: d.Workflow.DocumentID, WorkflowID: d.Workflow.ID}
 	switch {
-	case *text:
+	case o.text:
 		return printText(ctx, b.Repo, b.Blobs, ref, stdout)
-	case *graph:
+	case o.graph:
 		raw, err := readResult(ctx, b.Blobs, steps.GraphKey(ref))
 		if err != nil {
 			return err
 		}
 		return writeJSON(stdout, raw)
-	case *summary && !src.jsonOut:
+	case o.summary && !a.jsonOut:
 		return printSummary(ctx, b.Blobs, ref, stdout)
-	case src.jsonOut:
+	case a.jsonOut:
 		return showJSON(ctx, b.Repo, b.Blobs, ref, d, stdout)
 	}
 	if err := statusDetail(ctx, b.Repo, ref.WorkflowID, false, stdout); err != nil {

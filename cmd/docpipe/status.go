@@ -3,50 +3,65 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 )
 
-func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var src sourceFlags
-	src.register(fs)
-	failed := fs.Bool("failed", false, "list failed analyses instead of those in progress")
-	limit := fs.Int("limit", 50, "at most this many analyses (0: all)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: docpipe status [flags] [WORKFLOW]\n\nWithout WORKFLOW: analyses in progress (pending or running), newest first, from the status index; --failed lists failed ones. With WORKFLOW: every step of it.\n\nFlags:")
-		fs.PrintDefaults()
+func init() { addCommand(newStatusCmd) }
+
+func newStatusCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status [flags] [WORKFLOW]",
+		Short: "Analyses in progress or failed, or every step of one",
+		Long: `Without WORKFLOW: analyses in progress (pending or running), newest first,
+from the status index; --failed lists failed ones. With WORKFLOW: every step
+of it, with start, end, duration and error.
+
+Times are shown in the local time zone; --json prints them as RFC 3339.`,
+		Example: `  docpipe status
+  docpipe status --failed --json
+  docpipe status WORKFLOW
+  docpipe status --table T --bucket B --failed`,
+		Args: maxArgs(1, "one WORKFLOW"),
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
+	failed := cmd.Flags().Bool("failed", false, "list failed analyses instead of those in progress")
+	limit := cmd.Flags().Int("limit", 50, "at most this many analyses (0: all)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if *limit < 0 {
+			return usageErrorf("--limit must be 0 (all) or more, not %d", *limit)
+		}
+		return status(cmd.Context(), a, args, *failed, *limit)
 	}
-	if *limit < 0 {
-		return fmt.Errorf("--limit must be 0 (all) or more, not %d", *limit)
+	return cmd
+}
+
+func status(ctx context.Context, a *app, args []string, failed bool, limit int) error {
+	stdout := a.stdout
+	if limit == 0 {
+		limit = maxUnfinished
 	}
-	if *limit == 0 {
-		*limit = maxUnfinished
-	}
-	b, err := src.open(ctx)
+	b, err := a.openSource(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	if fs.NArg() > 0 {
-		return statusDetail(ctx, b.Repo, fs.Arg(0), src.jsonOut, stdout)
+	if len(args) > 0 {
+		return statusDetail(ctx, b.Repo, args[0], a.jsonOut, stdout)
 	}
 	statuses := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
-	if *failed {
+	if failed {
 		statuses = []pipeline.WorkflowStatus{pipeline.WorkflowFailed}
 	}
 	var list []pipeline.StepProgress
 	for _, st := range statuses {
-		items, err := b.Repo.ListByStatus(ctx, st, *limit)
+		items, err := b.Repo.ListByStatus(ctx, st, limit)
 		if err != nil {
 			return err
 		}
@@ -55,10 +70,10 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// Pending and running analyses come from two index queries: merge
 	// them newest first.
 	sort.SliceStable(list, func(i, j int) bool { return list[i].UpdatedAt > list[j].UpdatedAt })
-	if len(list) > *limit {
-		list = list[:*limit]
+	if len(list) > limit {
+		list = list[:limit]
 	}
-	if src.jsonOut {
+	if a.jsonOut {
 		if list == nil {
 			list = []pipeline.StepProgress{}
 		}
@@ -66,7 +81,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if len(list) == 0 {
 		what := "in progress"
-		if *failed {
+		if failed {
 			what = "failed"
 		}
 		fmt.Fprintf(stdout, "no analyses %s\n", what)
@@ -76,7 +91,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintln(tw, "WORKFLOW\tFILE\tSTATUS\tSTEP\tSEGMENTS\tFAILED\tUPDATED\tERROR")
 	for _, p := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", p.WorkflowID, p.FileName, p.Status, currentStep(p),
-			segmentsFinished(p), p.TotalSegments, p.SegmentsFailed, p.UpdatedAt, p.Error)
+			segmentsFinished(p), p.TotalSegments, p.SegmentsFailed, localTime(p.UpdatedAt), p.Error)
 	}
 	return tw.Flush()
 }
@@ -115,7 +130,7 @@ func loadDetail(ctx context.Context, repo *pipeline.Repository, id string) (work
 		return workflowDetail{}, err
 	}
 	d := workflowDetail{Workflow: wf, Progress: prog, Transitions: trs}
-	for _, name := range pipeline.DefaultDefinition().StepNames() {
+	for _, name := range pipelinefile.Default().StepNames() {
 		if st, ok := prog.Steps[name]; ok {
 			d.Steps = append(d.Steps, namedStep{Name: name, StepState: st})
 		}
@@ -139,9 +154,9 @@ func statusDetail(ctx context.Context, repo *pipeline.Repository, id string, asJ
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tSTATUS\tSTARTED\tENDED\tNOTE")
+	fmt.Fprintln(tw, "STEP\tSTATUS\tSTARTED\tENDED\tTOOK\tNOTE")
 	for _, s := range d.Steps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status, s.StartedAt, s.EndedAt, s.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status, localTime(s.StartedAt), localTime(s.EndedAt), took(s.StartedAt, s.EndedAt), s.Error)
 	}
 	return tw.Flush()
 }

@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -14,14 +13,32 @@ import (
 // maxUnfinished bounds how many unfinished workflows one work pass picks up.
 const maxUnfinished = 100_000
 
-func cmdWork(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("work", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f runFlags
-	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+func init() { addCommand(newWorkCmd) }
+
+func newWorkCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "work [flags]",
+		Short: "Process every unfinished workflow in --home",
+		Long: `Process every workflow of the local home that is pending or was left in
+progress (by ` + "`docpipe ingest`" + `, or by a run that was killed), then exit.
+It waits for a ` + "`docpipe run`" + ` on the same home to finish first. ` + "`docpipe ingest`" + `
+starts it in the background.`,
+		Example: `  docpipe work
+  docpipe work --home /tmp/dp --concurrency 4`,
+		Args: exactArgs(0, "no arguments"),
 	}
+	f := newRunFlags(a, cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := a.localOnly(cmd); err != nil {
+			return err
+		}
+		return work(cmd.Context(), f)
+	}
+	return cmd
+}
+
+func work(ctx context.Context, f *runFlags) error {
+	stdout, stderr := f.stdout, f.stderr
 	lp, err := openLocalPipeline(ctx, f, stderr)
 	if err != nil {
 		return err

@@ -1,0 +1,219 @@
+// Command docpipe runs docpipe's document pipeline on one machine (the
+// embedded default: in-process ASL interpreter, SQLite state, directory
+// blob store) and queries analyses locally or on AWS.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3";
+// otherwise it comes from the module's build information.
+var version string
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// exitError carries a process exit status without printing anything more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// usageError is a command line docpipe cannot make sense of: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// app is what every command shares: the global flags, defined once on the
+// root command, and where output goes.
+type app struct {
+	stdout, stderr io.Writer
+
+	home         string
+	project      string
+	table        string
+	bucket       string
+	stateMachine string
+	jsonOut      bool
+
+	// startWorker launches the background `docpipe work` that ingest
+	// leaves running; tests replace it.
+	startWorker func(runFlags) error
+}
+
+// onAWS is the one rule for where a command works: on AWS (DynamoDB, S3,
+// Step Functions) when a table is named by --table or DOCPIPE_TABLE,
+// otherwise on this machine under --home.
+func (a *app) onAWS() bool { return a.table != "" }
+
+// localOnly refuses AWS settings for commands that only run here.
+func (a *app) localOnly(cmd *cobra.Command) error {
+	if !a.onAWS() {
+		return nil
+	}
+	return usageErrorf("%s works on this machine only, but a DynamoDB table is named (--table or %s), which selects AWS; "+
+		"drop it, or use `docpipe ingest` to start documents on AWS", cmd.CommandPath(), backend.EnvTable)
+}
+
+// commands are the subcommands; each command's file adds its constructor
+// here in an init function, so a new command is one new file.
+var commands []func(*app) *cobra.Command
+
+func addCommand(newCmd func(*app) *cobra.Command) { commands = append(commands, newCmd) }
+
+// newRootCmd builds the command tree. It is built afresh for every
+// invocation so that flag values never leak between runs (tests run many
+// in one process).
+//
+// The CLI is built on cobra, the library behind gh and kubectl: flags may
+// come before or after arguments, shared flags are persistent flags defined
+// once on the root, every command carries examples in its help, and shell
+// completion for bash, zsh, fish and PowerShell is generated.
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "docpipe",
+		Short: "docpipe — document-processing pipeline runner",
+		Long: `docpipe splits documents (PDF, DOCX, HTML, Markdown, text, images) into
+segments, analyses every segment in parallel and builds a keyword/entity
+graph and a summary per document.
+
+Commands work on this machine, with state under --home, unless a DynamoDB
+table is named (--table or ` + backend.EnvTable + `): then they work on AWS.`,
+		Example: `  docpipe run samples/docs
+  docpipe status --failed
+  docpipe show WORKFLOW --summary
+  docpipe completion bash > /etc/bash_completion.d/docpipe`,
+		Version:       buildVersion(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				cmd.SetOut(a.stderr)
+				_ = cmd.Usage()
+				return exitError{2}
+			}
+			return usageErrorf("unknown command %q", args[0])
+		},
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.home, "home", ".docpipe", "local state directory (SQLite state file and blob store)")
+	pf.StringVar(&a.project, "project", envOr(backend.EnvProject, backend.DefaultProject), "project the documents belong to [$"+backend.EnvProject+"]")
+	pf.BoolVar(&a.jsonOut, "json", false, "print JSON instead of a table")
+	pf.StringVar(&a.table, "table", os.Getenv(backend.EnvTable), "AWS: DynamoDB table of the deployment; naming one selects AWS [$"+backend.EnvTable+"]")
+	pf.StringVar(&a.bucket, "bucket", os.Getenv(backend.EnvBucket), "AWS: S3 bucket of the deployment [$"+backend.EnvBucket+"]")
+	pf.StringVar(&a.stateMachine, "state-machine", os.Getenv(backend.EnvStateMachineARN), "AWS: Step Functions state machine ARN [$"+backend.EnvStateMachineARN+"]")
+
+	for _, newCmd := range commands {
+		root.AddCommand(newCmd(a))
+	}
+	return root
+}
+
+// exactArgs is cobra.ExactArgs reported as a usage error.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("%s takes %s, got %d arguments", cmd.CommandPath(), what, len(args))
+		}
+		return nil
+	}
+}
+
+func maxArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usageErrorf("%s takes at most %s, got %d arguments", cmd.CommandPath(), what, len(args))
+		}
+		return nil
+	}
+}
+
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageErrorf("%s needs %s", cmd.CommandPath(), what)
+		}
+		return nil
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err))
+}
+
+// run executes one docpipe command line and prints any error; the error
+// it returns decides the exit status (see exitCode).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runApp(ctx, &app{stdout: stdout, stderr: stderr, startWorker: startWorker}, args)
+}
+
+func runApp(ctx context.Context, a *app, args []string) error {
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	var ee exitError
+	var ue usageError
+	switch {
+	case err == nil, errors.As(err, &ee):
+	case errors.As(err, &ue):
+		fmt.Fprintf(a.stderr, "docpipe: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
+	default:
+		fmt.Fprintln(a.stderr, "docpipe:", err)
+	}
+	return err
+}
+
+// exitCode maps an error onto the process exit status: 0 success, 1
+// failure, 2 usage error.
+func exitCode(err error) int {
+	var ee exitError
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
