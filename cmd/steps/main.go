@@ -32,7 +32,9 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steperr"
+	"github.com/docpipe/docpipe/statemachine"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
@@ -103,7 +105,7 @@ func lambdaHandler(h pipeline.Handler) func(context.Context, json.RawMessage) (j
 // Steps are every task the state machine hands out.
 func allSteps() []string {
 	var steps []string
-	for _, st := range pipeline.DefaultDefinition().Stages {
+	for _, st := range pipelinefile.Default().Stages {
 		steps = append(steps, st.Name)
 	}
 	return append(steps, pipeline.StepFinalize, pipeline.StepWorkflowFailed)
@@ -118,6 +120,11 @@ type workerFlags struct {
 	heartbeat   time.Duration
 	grace       time.Duration
 	name        string
+}
+
+// taskOptions are the flags both workers share.
+func (f workerFlags) taskOptions(logger *slog.Logger) sfn.TaskOptions {
+	return sfn.TaskOptions{Concurrency: f.concurrency, Heartbeat: f.heartbeat, ShutdownGrace: f.grace, Logger: logger}
 }
 
 func runWorker(ctx context.Context, args []string, getenv func(string) string, logger *slog.Logger, stderr io.Writer) error {
@@ -142,8 +149,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, l
 		f.concurrency = max(len(activities), 2*runtime.GOMAXPROCS(0))
 	}
 	w := &sfn.Worker{
-		API: clients.SFN, Handler: reg, Activities: activities, Name: f.name,
-		Concurrency: f.concurrency, Heartbeat: f.heartbeat, ShutdownGrace: f.grace, Logger: logger,
+		API: clients.SFN, Handler: reg, Activities: activities, Name: f.name, TaskOptions: f.taskOptions(logger),
 	}
 	logger.Info("worker started", "activities", len(activities), "concurrency", f.concurrency)
 	return w.Run(ctx)
@@ -156,8 +162,7 @@ func runQueueWorker(ctx context.Context, f workerFlags, getenv func(string) stri
 		return err
 	}
 	w := &sfn.QueueWorker{
-		API: clients.SFN, Queue: sqs.NewFromConfig(clients.Config), QueueURL: f.queue, Handler: reg,
-		Concurrency: f.concurrency, Heartbeat: f.heartbeat, ShutdownGrace: f.grace, Logger: logger,
+		API: clients.SFN, Queue: sqs.NewFromConfig(clients.Config), QueueURL: f.queue, Handler: reg, TaskOptions: f.taskOptions(logger),
 	}
 	logger.Info("queue worker started", "queue", f.queue, "concurrency", f.concurrency)
 	return w.Run(ctx)
@@ -173,7 +178,7 @@ func parseWorkerFlags(args []string, getenv func(string) string, stderr io.Write
 	fs.StringVar(&f.steps, "steps", strings.Join(allSteps(), ","), "comma-separated steps to serve (activities only: a queue carries every step)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "tasks run at once (plus, for activities, polls outstanding; 0: the number of activities served, at least 2 per core)")
 	fs.IntVar(&f.parallelism, "parallelism", 0, "work inside one task at once (0: cores)")
-	fs.DurationVar(&f.heartbeat, "heartbeat", sfn.DefaultHeartbeat, "heartbeat interval; keep it well under the definition's HeartbeatSeconds (60s)")
+	fs.DurationVar(&f.heartbeat, "heartbeat", sfn.DefaultHeartbeat, fmt.Sprintf("heartbeat interval; must beat at least twice within the definition's HeartbeatSeconds (%ds)", statemachine.TaskHeartbeatSeconds))
 	fs.DurationVar(&f.grace, "shutdown-grace", sfn.DefaultShutdownGrace, "on SIGTERM, how long running tasks may finish")
 	fs.StringVar(&f.name, "name", "docpipe-"+host, "worker name reported to Step Functions")
 	if err := fs.Parse(args); err != nil {
@@ -188,8 +193,8 @@ func parseWorkerFlags(args []string, getenv func(string) string, stderr io.Write
 	if f.concurrency < 0 {
 		return f, errors.New("--concurrency must not be negative")
 	}
-	if f.heartbeat <= 0 || f.heartbeat >= 60*time.Second {
-		return f, fmt.Errorf("--heartbeat %v must be between 0 and the 60s HeartbeatSeconds", f.heartbeat)
+	if err := sfn.CheckHeartbeat(f.heartbeat, statemachine.TaskHeartbeatSeconds*time.Second); err != nil {
+		return f, fmt.Errorf("--heartbeat: %w", err)
 	}
 	return f, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -96,12 +97,18 @@ func TestWorkerConfig(t *testing.T) {
 		t.Errorf("unknown step: %v", err)
 	}
 	all, err := activityARNs("arn:aws:states:eu-west-1:1:activity:p-", "", strings.Join(allSteps(), ","))
-	if err != nil || len(all) != len(pipeline.DefaultDefinition().Stages)+2 {
+	if err != nil || len(all) != len(pipelinefile.Default().Stages)+2 {
 		t.Errorf("all steps: %d, %v", len(all), err)
 	}
 	var buf bytes.Buffer
 	if _, err := parseWorkerFlags([]string{"--heartbeat=90s"}, func(string) string { return "" }, &buf); err == nil {
 		t.Error("heartbeat above HeartbeatSeconds accepted")
+	}
+	if _, err := parseWorkerFlags([]string{"--heartbeat=30s"}, func(string) string { return "" }, &buf); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("heartbeat that beats only once within HeartbeatSeconds: %v", err)
+	}
+	if _, err := parseWorkerFlags([]string{"--heartbeat=29s"}, func(string) string { return "" }, &buf); err != nil {
+		t.Errorf("heartbeat beating twice within HeartbeatSeconds: %v", err)
 	}
 }
 

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/steperr"
@@ -46,53 +44,20 @@ type QueueWorker struct {
 	Queue    QueueAPI
 	QueueURL string
 	Handler  pipeline.Handler
-	// Concurrency bounds the tasks running at once; default twice the
-	// cores. Messages are received only for free slots.
-	Concurrency int
-	// Heartbeat is the interval of SendTaskHeartbeat (and of extending the
-	// message's visibility) while a task runs; it must stay well under the
-	// definition's HeartbeatSeconds. Default DefaultHeartbeat.
-	Heartbeat time.Duration
 	// Visibility is how long a received message stays hidden from other
 	// workers; it is renewed every heartbeat. Default three heartbeats.
 	Visibility time.Duration
-	// ShutdownGrace is how long running tasks may finish after Run's
-	// context is canceled; then they are canceled and reported as
-	// transient failures, so the state machine retries them.
-	ShutdownGrace time.Duration
-	Logger        *slog.Logger
-	// NewTicker makes the heartbeat ticker (tests inject their own).
-	NewTicker func(d time.Duration) (<-chan time.Time, func())
-}
-
-func (w *QueueWorker) logger() *slog.Logger {
-	if w.Logger != nil {
-		return w.Logger
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
-func (w *QueueWorker) heartbeat() time.Duration {
-	if w.Heartbeat > 0 {
-		return w.Heartbeat
-	}
-	return DefaultHeartbeat
+	// TaskOptions run the tasks; Concurrency defaults to twice the cores.
+	// Messages are received only for free slots.
+	TaskOptions
 }
 
 func (w *QueueWorker) visibility() int32 {
 	v := w.Visibility
 	if v <= 0 {
-		v = 3 * w.heartbeat()
+		v = 3 * w.withDefaults(0).Heartbeat
 	}
 	return int32(max(1, (v+time.Second-1)/time.Second))
-}
-
-func (w *QueueWorker) ticker(d time.Duration) (<-chan time.Time, func()) {
-	if w.NewTicker != nil {
-		return w.NewTicker(d)
-	}
-	t := time.NewTicker(d)
-	return t.C, t.Stop
 }
 
 // Run receives and runs tasks until ctx is canceled, then stops receiving,
@@ -105,30 +70,14 @@ func (w *QueueWorker) Run(ctx context.Context) error {
 	if w.QueueURL == "" {
 		return errors.New("sfn: queue worker has no queue URL")
 	}
-	if w.Heartbeat >= statemachine.TaskHeartbeatSeconds*time.Second {
-		return fmt.Errorf("sfn: heartbeat %v is not under the definition's %ds", w.Heartbeat, statemachine.TaskHeartbeatSeconds)
+	r, err := newTaskRunner(ctx, w.API, w.Handler, w.TaskOptions, 2*runtime.GOMAXPROCS(0))
+	if err != nil {
+		return err
 	}
-	n := w.Concurrency
-	if n <= 0 {
-		n = 2 * runtime.GOMAXPROCS(0)
-	}
-	grace := w.ShutdownGrace
-	if grace <= 0 {
-		grace = DefaultShutdownGrace
-	}
-	taskCtx, cancelTasks := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancelTasks(nil)
-	stopGrace := context.AfterFunc(ctx, func() {
-		t := time.AfterFunc(grace, func() { cancelTasks(errShutdown) })
-		context.AfterFunc(taskCtx, func() { t.Stop() })
-	})
-	defer stopGrace()
-
-	log := w.logger().With("queue", w.QueueURL)
-	sem := semaphore.NewWeighted(int64(n))
-	var running sync.WaitGroup
+	defer r.close()
+	log := r.opts.Logger.With("queue", w.QueueURL)
 	for ctx.Err() == nil {
-		free := acquireUpTo(ctx, sem, min(n, maxReceive))
+		free := r.acquire(ctx, min(r.opts.Concurrency, maxReceive))
 		if free == 0 {
 			break
 		}
@@ -147,9 +96,7 @@ func (w *QueueWorker) Run(ctx context.Context) error {
 			msgs = msgs[:free]
 		}
 		// Hand back the slots no message came for.
-		if unused := free - len(msgs); unused > 0 {
-			sem.Release(int64(unused))
-		}
+		r.release(free - len(msgs))
 		if err != nil {
 			if ctx.Err() == nil {
 				log.Warn("receive failed", "err", err)
@@ -158,27 +105,10 @@ func (w *QueueWorker) Run(ctx context.Context) error {
 			continue
 		}
 		for _, m := range msgs {
-			running.Go(func() {
-				defer sem.Release(1)
-				w.handle(taskCtx, log, m)
-			})
+			r.spawn(func(ctx context.Context) { w.handle(ctx, r, log, m) })
 		}
 	}
-	running.Wait()
 	return nil
-}
-
-// acquireUpTo waits for one slot, then takes up to n-1 more that are free
-// now. It returns how many it holds; 0 when ctx ended first.
-func acquireUpTo(ctx context.Context, sem *semaphore.Weighted, n int) int {
-	if sem.Acquire(ctx, 1) != nil {
-		return 0
-	}
-	got := 1
-	for got < n && sem.TryAcquire(1) {
-		got++
-	}
-	return got
 }
 
 // queueMessage is a task message: the step's input plus its token.
@@ -189,7 +119,7 @@ type queueMessage struct {
 
 // handle runs one message's task and deletes the message once the state
 // machine has its answer or no longer wants one.
-func (w *QueueWorker) handle(ctx context.Context, log *slog.Logger, m sqstypes.Message) {
+func (w *QueueWorker) handle(ctx context.Context, r *taskRunner, log *slog.Logger, m sqstypes.Message) {
 	log = log.With("message", aws.ToString(m.MessageId))
 	body := []byte(aws.ToString(m.Body))
 	token, err := parseTask(body)
@@ -201,14 +131,9 @@ func (w *QueueWorker) handle(ctx context.Context, log *slog.Logger, m sqstypes.M
 	log = log.With("step", stepOf(body))
 	var abandoned bool
 	if err != nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
-		abandoned, err = reportFailure(rctx, log, w.API, token, err)
-		cancel()
+		abandoned, err = r.fail(ctx, log, token, err)
 	} else {
-		tick, stopTick := w.ticker(w.heartbeat())
-		abandoned, err = runCallback(ctx, log, w.API, w.Handler, tick, stopTick, token, body, func(ctx context.Context) {
-			w.extend(ctx, log, m)
-		})
+		abandoned, err = r.run(ctx, log, token, body, func(ctx context.Context) { w.extend(ctx, log, m) })
 	}
 	if err != nil {
 		// Left on the queue: it comes back after its visibility timeout,

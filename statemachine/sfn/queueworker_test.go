@@ -228,7 +228,7 @@ func TestQueueWorkerReportsThenDeletes(t *testing.T) {
 		return nil, &steperr.InvalidDocumentError{Reason: "broken"}
 	}))
 	q.push(task("ok", "t-ok"), task("bad", "t-bad"), task("nope", "t-nope"))
-	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, Concurrency: 3, NewTicker: manualTicker(ticks)})
+	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{Concurrency: 3, NewTicker: manualTicker(ticks)}})
 	q.waitDeleted(t, 3)
 	stop()
 
@@ -268,7 +268,7 @@ func TestQueueWorkerReceivesOnlyForFreeSlots(t *testing.T) {
 	}))
 	reg.Register("fast", pipeline.HandlerFunc(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	q.push(task("slow", "a"), task("slow", "b"))
-	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, Concurrency: 3, NewTicker: manualTicker(nil)})
+	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{Concurrency: 3, NewTicker: manualTicker(nil)}})
 	<-started
 	<-started
 	q.push(task("fast", "c"), task("fast", "d"))
@@ -296,7 +296,7 @@ func TestQueueWorkerDeadTokens(t *testing.T) {
 	q.sendErr["gone"] = &types.TaskDoesNotExist{Message: aws.String("gone")}
 	q.sendErr["invalid"] = &types.InvalidToken{Message: aws.String("bad token")}
 	q.push(task("ok", "timed-out"), task("bad", "gone"), task("ok", "invalid"))
-	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, Concurrency: 3, NewTicker: manualTicker(nil)})
+	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{Concurrency: 3, NewTicker: manualTicker(nil)}})
 	q.waitDeleted(t, 3)
 	stop()
 	if len(q.success)+len(q.failure) != 0 {
@@ -316,7 +316,7 @@ func TestQueueWorkerKeepsMessageWhenReportFails(t *testing.T) {
 		return nil, nil
 	}))
 	q.sendErr["t"] = errors.New("connection reset")
-	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, NewTicker: manualTicker(nil)})
+	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{NewTicker: manualTicker(nil)}})
 	q.push(task("ok", "t"))
 	<-ran
 	q.push(task("ok", "t")) // SQS redelivers it after its visibility timeout
@@ -332,7 +332,7 @@ func TestQueueWorkerMalformedMessages(t *testing.T) {
 	q := newFakeQueue()
 	reg := pipeline.NewRegistry()
 	q.push(`not json`, `{"step":"ok"}`, `{"step":7,"task_token":"t-typed"}`, `{"task_token":"t-nostep"}`)
-	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, NewTicker: manualTicker(nil)})
+	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{NewTicker: manualTicker(nil)}})
 	q.waitDeleted(t, 4)
 	stop()
 	for _, tok := range []string{"t-typed", "t-nostep"} {
@@ -359,7 +359,7 @@ func TestQueueWorkerAbandonedTask(t *testing.T) {
 	}))
 	q.beatErr["t"] = &types.TaskTimedOut{Message: aws.String("gone")}
 	q.push(task("slow", "t"))
-	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, NewTicker: manualTicker(ticks)})
+	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{NewTicker: manualTicker(ticks)}})
 	q.waitDeleted(t, 1)
 	stop()
 	if err := <-canceled; err == nil {
@@ -381,7 +381,7 @@ func TestQueueWorkerShutdownFailsRunningTaskAsTransient(t *testing.T) {
 		return nil, ctx.Err()
 	}))
 	q.push(task("slow", "t"))
-	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, ShutdownGrace: time.Millisecond, NewTicker: manualTicker(nil)})
+	stop := startQueueWorker(t, &QueueWorker{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{ShutdownGrace: time.Millisecond, NewTicker: manualTicker(nil)}})
 	<-started
 	stop()
 	if got := q.failure["t"]; got[0] != steperr.NameTransient {
@@ -399,13 +399,14 @@ func TestQueueWorkerConfig(t *testing.T) {
 	for _, w := range []*QueueWorker{
 		{API: q, Queue: q, Handler: reg},
 		{API: q, QueueURL: "q", Handler: reg},
-		{API: q, Queue: q, QueueURL: "q", Handler: reg, Heartbeat: time.Minute},
+		{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{Heartbeat: time.Minute}},
+		{API: q, Queue: q, QueueURL: "q", Handler: reg, TaskOptions: TaskOptions{Heartbeat: 30 * time.Second}},
 	} {
 		if err := w.Run(t.Context()); err == nil {
 			t.Errorf("%+v: ran", w)
 		}
 	}
-	if v := (&QueueWorker{Heartbeat: 1500 * time.Millisecond}).visibility(); v != 5 {
+	if v := (&QueueWorker{TaskOptions: TaskOptions{Heartbeat: 1500 * time.Millisecond}}).visibility(); v != 5 {
 		t.Errorf("visibility %d s, want three heartbeats rounded up", v)
 	}
 }

@@ -87,8 +87,8 @@ func TestWorkerReportsResults(t *testing.T) {
 		return nil, &steperr.InvalidDocumentError{Reason: "broken"}
 	}))
 	ctx, cancel := context.WithCancel(t.Context())
-	w := &Worker{API: api, Handler: reg, Activities: []string{"a1", "a2"}, Concurrency: 2,
-		NewTicker: func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }}
+	w := &Worker{API: api, Handler: reg, Activities: []string{"a1", "a2"}, TaskOptions: TaskOptions{Concurrency: 2,
+		NewTicker: func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }}}
 	errc := make(chan error, 1)
 	go func() { errc <- w.Run(ctx) }()
 	<-api.done
@@ -122,7 +122,7 @@ func TestWorkerShutdownFailsRunningTaskAsTransient(t *testing.T) {
 		return nil, ctx.Err()
 	}))
 	ctx, cancel := context.WithCancel(t.Context())
-	w := &Worker{API: api, Handler: reg, Activities: []string{"a"}, ShutdownGrace: time.Millisecond}
+	w := &Worker{API: api, Handler: reg, Activities: []string{"a"}, TaskOptions: TaskOptions{ShutdownGrace: time.Millisecond}}
 	errc := make(chan error, 1)
 	go func() { errc <- w.Run(ctx) }()
 	<-started

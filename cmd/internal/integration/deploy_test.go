@@ -29,6 +29,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/awscount"
 	"github.com/docpipe/docpipe/pipeline/driver/awstest"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/statemachine"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
@@ -116,7 +117,7 @@ func deploy(t *testing.T, o deployOptions) *deployment {
 	}
 	d.Executor = &sfn.Executor{API: clients.SFN, StateMachineARN: d.StateMachineARN, Repo: d.B.Repo}
 	d.Ingest = s3ingest.Ingest{
-		Ingester: &pipeline.Ingester{Repo: d.B.Repo, Blobs: d.B.Blobs, Definition: pipeline.DefaultDefinition(), Bucket: d.Bucket},
+		Ingester: &pipeline.Ingester{Repo: d.B.Repo, Blobs: d.B.Blobs, Definition: pipelinefile.Default(), Bucket: d.Bucket},
 		Executor: d.Executor, Project: project,
 	}
 	startWorker(t, d, cfg, qcfg, o)
@@ -153,7 +154,7 @@ func startWorker(t *testing.T, d *deployment, cfg, qcfg aws.Config, o deployOpti
 	}
 	w := &sfn.QueueWorker{
 		API: wclients.SFN, Queue: sqs.NewFromConfig(qcfg), QueueURL: d.QueueURL, Handler: h,
-		Concurrency: 8, Heartbeat: 10 * time.Second, ShutdownGrace: time.Second, Logger: logger,
+		TaskOptions: sfn.TaskOptions{Concurrency: 8, Heartbeat: 10 * time.Second, ShutdownGrace: time.Second, Logger: logger},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
