@@ -1,11 +1,22 @@
 package pipeline
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/docpipe/docpipe/pipeline/extract"
+)
+
 // Scope says what one invocation of a stage works on.
 type Scope string
 
 const (
-	ScopeDocument     Scope = "document"      // once per workflow
-	ScopeSegmentBatch Scope = "segment_batch" // once per manifest batch, fanned out by a Distributed Map
+	ScopeDocument Scope = "document" // once per workflow
+	ScopeSegment  Scope = "segment"  // once per manifest batch of segments, fanned out by a Distributed Map
 )
 
 // Stage names: the default pipeline, in order.
@@ -19,6 +30,17 @@ const (
 	StepDocumentSummarizer = "document_summarizer"
 )
 
+// IngestionStages are the fixed head of every pipeline, in order: they sniff
+// the document, extract its text and write the segments and the manifest
+// that every later stage reads.
+var IngestionStages = []string{StepSegmentPrep, StepFormatParser, StepOCR, StepSegmentBuilder}
+
+// Builtins are the stage handlers docpipe ships, the values of RunSpec.Builtin.
+var Builtins = []string{
+	StepSegmentPrep, StepFormatParser, StepOCR, StepSegmentBuilder,
+	StepSegmentAnalyzer, StepGraphBuilder, StepDocumentSummarizer,
+}
+
 // Bookkeeping steps that are tasks in the state machine but not stages of
 // the analysis: finalize decides the outcome from the segment counters;
 // workflow_failed records a caught failure.
@@ -30,56 +52,158 @@ const (
 // RetryPolicy is how a stage's transient failures are retried (jittered
 // exponential backoff). Permanent errors are never retried.
 type RetryPolicy struct {
-	MaxAttempts     int     `json:"max_attempts"`
+	MaxAttempts     int     `json:"max_attempts"` // retries after the first failure, as ASL's MaxAttempts
 	IntervalSeconds int     `json:"interval_seconds"`
 	BackoffRate     float64 `json:"backoff_rate"`
 	MaxDelaySeconds int     `json:"max_delay_seconds"`
 }
 
+// RunKind names how a stage runs.
+type RunKind string
+
+const (
+	RunBuiltin RunKind = "builtin" // a handler docpipe ships
+	RunCommand RunKind = "command" // a program run with the stage contract on stdin/stdout
+	RunHTTP    RunKind = "http"    // a POST of the stage contract to a URL
+	RunLambda  RunKind = "lambda"  // an AWS Lambda function (AWS target only)
+)
+
+// RunSpec says how a stage runs; exactly one field is set.
+type RunSpec struct {
+	Builtin string `json:"builtin,omitempty"`
+	// Command is argv. It runs with the pipeline file's folder
+	// (Definition.Dir) as its working directory, so relative paths in it
+	// resolve against that folder.
+	Command []string `json:"command,omitempty"`
+	HTTP    string   `json:"http,omitempty"`
+	Lambda  string   `json:"lambda,omitempty"`
+}
+
+// Kinds returns the kinds that are set, in a fixed order.
+func (r RunSpec) Kinds() []RunKind {
+	var kinds []RunKind
+	if r.Builtin != "" {
+		kinds = append(kinds, RunBuiltin)
+	}
+	if len(r.Command) > 0 {
+		kinds = append(kinds, RunCommand)
+	}
+	if r.HTTP != "" {
+		kinds = append(kinds, RunHTTP)
+	}
+	if r.Lambda != "" {
+		kinds = append(kinds, RunLambda)
+	}
+	return kinds
+}
+
+// Kind returns how the stage runs, or "" when not exactly one kind is set
+// (which validation rejects).
+func (r RunSpec) Kind() RunKind {
+	if kinds := r.Kinds(); len(kinds) == 1 {
+		return kinds[0]
+	}
+	return ""
+}
+
+// PageRange bounds a document's page count; zero leaves a side open.
+type PageRange struct {
+	Min int `json:"min,omitempty"`
+	Max int `json:"max,omitempty"`
+}
+
+// When restricts a stage to documents whose attributes match every
+// condition given; a stage that does not match is skipped with the reason.
+type When struct {
+	Format   []string   `json:"format,omitempty"`   // extract.Format names, or "image" for any image format
+	Language []string   `json:"language,omitempty"` // ISO 639-1 codes
+	Pages    *PageRange `json:"pages,omitempty"`
+}
+
+// FormatImage in When.Format matches every image format the sniffer knows.
+const FormatImage = "image"
+
+// DocAttrs are what a When matches on: known once format_parser ran.
+type DocAttrs struct {
+	Format   string // as sniffed, e.g. "pdf"
+	Language string // ISO 639-1; "" when not known
+	Pages    int
+}
+
+// Matches reports whether doc satisfies w and, when it does not, why. A nil
+// When matches everything.
+func (w *When) Matches(doc DocAttrs) (bool, string) {
+	if w == nil {
+		return true, ""
+	}
+	if len(w.Format) > 0 && !slices.ContainsFunc(w.Format, func(f string) bool {
+		return f == doc.Format || f == FormatImage && extract.Format(doc.Format).IsImage()
+	}) {
+		return false, fmt.Sprintf("format %s is not one of %s", orUnknown(doc.Format), strings.Join(w.Format, ", "))
+	}
+	if len(w.Language) > 0 && !slices.Contains(w.Language, doc.Language) {
+		return false, fmt.Sprintf("language %s is not one of %s", orUnknown(doc.Language), strings.Join(w.Language, ", "))
+	}
+	if p := w.Pages; p != nil {
+		if p.Min > 0 && doc.Pages < p.Min {
+			return false, fmt.Sprintf("%d pages, fewer than %d", doc.Pages, p.Min)
+		}
+		if p.Max > 0 && doc.Pages > p.Max {
+			return false, fmt.Sprintf("%d pages, more than %d", doc.Pages, p.Max)
+		}
+	}
+	return true, ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
 // Stage is one step of the pipeline definition.
 type Stage struct {
-	Name           string      `json:"name"`
-	Label          string      `json:"label"`
-	Scope          Scope       `json:"scope"`
-	Retryable      bool        `json:"retryable"` // false: even transient errors fail at once
-	Retry          RetryPolicy `json:"retry"`
-	TimeoutSeconds int         `json:"timeout_seconds"`
+	Name      string      `json:"name"`
+	Label     string      `json:"label"`
+	Scope     Scope       `json:"scope"`
+	Needs     []string    `json:"needs,omitempty"` // stages that must finish first; none only for the first stage
+	Run       RunSpec     `json:"run"`
+	When      *When       `json:"when,omitempty"`
+	Retryable bool        `json:"retryable"` // false: even transient errors fail at once
+	Retry     RetryPolicy `json:"retry"`
+	// TimeoutSeconds bounds one invocation.
+	TimeoutSeconds int `json:"timeout_seconds"`
 }
 
 // Definition is the whole pipeline as data. The state machine is generated
-// from it.
+// from it; versions of it are stored as JSON.
 type Definition struct {
-	Name   string  `json:"name"`
-	Stages []Stage `json:"stages"`
-	// BatchSize is how many segments one segment_batch invocation handles.
+	Name        string  `json:"name"`
+	Description string  `json:"description,omitempty"`
+	Stages      []Stage `json:"stages"`
+	// BatchSize is how many segments one segment-scope invocation handles.
 	BatchSize int `json:"batch_size"`
 	// MaxConcurrency bounds the fan-out of segment batches.
 	MaxConcurrency int `json:"max_concurrency"`
+	// Dir is the folder of the file the definition was read from, where
+	// relative command paths resolve. Where the file lives is no part of
+	// the definition, so it is neither stored nor hashed.
+	Dir string `json:"-"`
+	// Source says where in its file each part was written, for messages.
+	Source *Source `json:"-"`
+}
+
+// Source records where a definition was read from. Lines maps a part to its
+// line: "stages.3" (the stage at index 3 of Definition.Stages),
+// "stages.3.timeout", "batch_size", ...
+type Source struct {
+	File  string
+	Lines map[string]int
 }
 
 // DefaultRetry is the transient-failure policy of the default stages.
 var DefaultRetry = RetryPolicy{MaxAttempts: 4, IntervalSeconds: 1, BackoffRate: 2, MaxDelaySeconds: 30}
-
-// DefaultDefinition is docpipe's pipeline.
-func DefaultDefinition() Definition {
-	doc := func(name, label string, timeout int) Stage {
-		return Stage{Name: name, Label: label, Scope: ScopeDocument, Retryable: true, Retry: DefaultRetry, TimeoutSeconds: timeout}
-	}
-	return Definition{
-		Name: "docpipe",
-		Stages: []Stage{
-			doc(StepSegmentPrep, "Sniff format, validate and plan", 300),
-			doc(StepFormatParser, "Extract text", 900),
-			doc(StepOCR, "OCR image pages", 900),
-			doc(StepSegmentBuilder, "Write segments and manifest", 900),
-			{Name: StepSegmentAnalyzer, Label: "Analyze segments", Scope: ScopeSegmentBatch, Retryable: true, Retry: DefaultRetry, TimeoutSeconds: 900},
-			doc(StepGraphBuilder, "Build graph", 900),
-			doc(StepDocumentSummarizer, "Summarize document", 900),
-		},
-		BatchSize:      100,
-		MaxConcurrency: 8,
-	}
-}
 
 // Stage returns the stage with the given name.
 func (d Definition) Stage(name string) (Stage, bool) {
@@ -99,4 +223,123 @@ func (d Definition) StepNames() []string {
 		names = append(names, s.Name)
 	}
 	return append(names, StepFinalize, StepWorkflowFailed)
+}
+
+// Clone returns a deep copy, so callers may change it freely.
+func (d Definition) Clone() Definition {
+	c := d
+	c.Stages = make([]Stage, len(d.Stages))
+	for i, s := range d.Stages {
+		s.Needs = slices.Clone(s.Needs)
+		s.Run.Command = slices.Clone(s.Run.Command)
+		if s.When != nil {
+			w := *s.When
+			w.Format, w.Language = slices.Clone(w.Format), slices.Clone(w.Language)
+			if w.Pages != nil {
+				p := *w.Pages
+				w.Pages = &p
+			}
+			s.When = &w
+		}
+		c.Stages[i] = s
+	}
+	return c
+}
+
+// ContentHash identifies the definition's content: the SHA-256 of its JSON
+// encoding (struct fields in a fixed order, Dir and Source left out), hex.
+func (d Definition) ContentHash() string {
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic(fmt.Sprintf("pipeline: encoding a definition: %v", err)) // only plain data: cannot happen
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// TopoOrder returns the stages so that each comes after everything it
+// needs; among stages free to go, the one listed first goes first. It fails
+// on a cycle or on a need that names no stage.
+func (d Definition) TopoOrder() ([]Stage, error) {
+	index := make(map[string]int, len(d.Stages))
+	for i, s := range d.Stages {
+		index[s.Name] = i
+	}
+	waiting := make([]int, len(d.Stages))
+	for i, s := range d.Stages {
+		for _, n := range s.Needs {
+			if _, ok := index[n]; !ok {
+				return nil, fmt.Errorf("pipeline: stage %q needs %q, which is not a stage", s.Name, n)
+			}
+		}
+		waiting[i] = len(s.Needs)
+	}
+	order := make([]Stage, 0, len(d.Stages))
+	done := make([]bool, len(d.Stages))
+	for len(order) < len(d.Stages) {
+		next := slices.IndexFunc(d.Stages, func(s Stage) bool { return !done[index[s.Name]] && waiting[index[s.Name]] == 0 })
+		if next < 0 {
+			return nil, fmt.Errorf("pipeline: the needs of %s form a cycle", d.Name)
+		}
+		done[next] = true
+		order = append(order, d.Stages[next])
+		for i, s := range d.Stages {
+			for _, n := range s.Needs {
+				if n == d.Stages[next].Name {
+					waiting[i]--
+				}
+			}
+		}
+	}
+	return order, nil
+}
+
+// Ancestors returns every stage name must wait for, directly or through
+// others, in definition order.
+func (d Definition) Ancestors(name string) []string {
+	needs := make(map[string][]string, len(d.Stages))
+	for _, s := range d.Stages {
+		needs[s.Name] = s.Needs
+	}
+	return d.closure(name, func(n string) []string { return needs[n] })
+}
+
+// Dependents returns every stage that waits for name, directly or through
+// others, in definition order.
+func (d Definition) Dependents(name string) []string {
+	direct := make(map[string][]string, len(d.Stages))
+	for _, s := range d.Stages {
+		for _, n := range s.Needs {
+			direct[n] = append(direct[n], s.Name)
+		}
+	}
+	return d.closure(name, func(n string) []string { return direct[n] })
+}
+
+// HasPath reports whether to waits for from, directly or through others.
+func (d Definition) HasPath(from, to string) bool {
+	return slices.Contains(d.Ancestors(to), from)
+}
+
+// closure walks edges from name (not included) and returns what it reaches,
+// in definition order. Cycles end the walk, not the program.
+func (d Definition) closure(name string, edges func(string) []string) []string {
+	seen := map[string]bool{}
+	stack := slices.Clone(edges(name))
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		stack = append(stack, edges(n)...)
+	}
+	var out []string
+	for _, s := range d.Stages {
+		if seen[s.Name] && s.Name != name {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }

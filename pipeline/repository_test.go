@@ -7,6 +7,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -29,7 +30,7 @@ func TestCreateWorkflowValidates(t *testing.T) {
 	repo, tb := newRepo(t)
 	doc := pipeline.Document{ProjectID: "p", ID: "d", SHA256: "abc"}
 	wf := pipeline.Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}
-	stages := pipeline.DefaultDefinition().Stages
+	stages := pipelinefile.Default().Stages
 	for name, c := range map[string]struct {
 		doc    pipeline.Document
 		wf     pipeline.Workflow

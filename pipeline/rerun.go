@@ -28,7 +28,7 @@ func (r *Repository) PrepareRerun(ctx context.Context, ref WorkflowRef, def Defi
 		if prog.Status == WorkflowFailed && status != StepCompleted && status != StepSkipped {
 			first = min(first, i)
 		}
-		if st.Scope == ScopeSegmentBatch && prog.SegmentsFailed > 0 {
+		if st.Scope == ScopeSegment && prog.SegmentsFailed > 0 {
 			first = min(first, i)
 		}
 	}

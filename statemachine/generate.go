@@ -13,6 +13,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/steperr"
+	"github.com/docpipe/docpipe/statemachine/asl"
 )
 
 // Mode chooses how tasks are invoked.
@@ -78,11 +79,14 @@ var lambdaServiceErrors = []string{
 	"Lambda.ClientExecutionTimeoutException",
 }
 
-// transientErrors are retried with the stage's backoff policy.
-var transientErrors = []string{steperr.NameTransient, "States.Timeout", "States.HeartbeatTimeout"}
+// lambdaUnknownError is a function killed by its timeout or memory limit.
+const lambdaUnknownError = "Lambda.Unknown"
 
-// obj is a JSON object; encoding/json sorts its keys, so output is stable.
-type obj = map[string]any
+// transientErrors are retried with the stage's backoff policy.
+var transientErrors = []string{steperr.NameTransient, asl.ErrorTimeout, asl.ErrorHeartbeatTimeout}
+
+// bookkeepingTimeoutSeconds bounds the finalize and workflow_failed tasks.
+const bookkeepingTimeoutSeconds = 300
 
 // Generate returns the ASL definition of def for mode, indented JSON.
 func Generate(def pipeline.Definition, mode Mode) ([]byte, error) {
@@ -95,45 +99,59 @@ func Generate(def pipeline.Definition, mode Mode) ([]byte, error) {
 		return nil, fmt.Errorf("statemachine: unknown mode %q", mode)
 	}
 	g := generator{def: def, mode: mode}
-	states := obj{}
-	for i, st := range def.Stages {
-		next := StateFinalize
-		if i+1 < len(def.Stages) {
-			next = def.Stages[i+1].Name
-		}
+	sm := &asl.StateMachine{
+		Comment: fmt.Sprintf("%s pipeline, %s task mode. Generated from the pipeline definition by `make generate`; do not edit.", def.Name, mode),
+		StartAt: def.Stages[0].Name,
+	}
+	var stages []namedState
+	for _, st := range def.Stages {
 		switch st.Scope {
 		case pipeline.ScopeDocument:
-			states[st.Name] = g.documentTask(st, next)
+			stages = append(stages, namedState{st.Name, g.documentTask(st)})
 		case pipeline.ScopeSegmentBatch:
-			states[st.Name] = g.batchMap(st, next)
+			stages = append(stages, namedState{st.Name, g.batchMap(st)})
 		default:
 			return nil, fmt.Errorf("statemachine: stage %q has unknown scope %q", st.Name, st.Scope)
 		}
 	}
-	final := g.task(pipeline.StepFinalize, obj{"step": pipeline.StepFinalize, "workflow.$": "$.workflow"}, pipeline.DefaultRetry, true, 300)
-	final["Catch"] = g.catchAll()
-	final["End"] = true
-	states[StateFinalize] = final
+	sequence(&sm.States, StateFinalize, stages...)
 
-	failed := g.task(pipeline.StepWorkflowFailed, obj{"step": pipeline.StepWorkflowFailed, "workflow.$": "$.workflow", "error.$": "$.error"}, pipeline.DefaultRetry, true, 300)
-	failed["Next"] = StateFailed
-	states[StateWorkflowFailed] = failed
-	states[StateFailed] = obj{
-		"Type":  "Fail",
-		"Error": ErrorWorkflowFailed,
-		"Cause": "a step failed; the workflow's step item records which and why",
+	final := g.task(pipeline.StepFinalize, stepPayload(pipeline.StepFinalize), pipeline.DefaultRetry, true, bookkeepingTimeoutSeconds)
+	final.Catch = catchAll()
+	sequence(&sm.States, "", namedState{StateFinalize, final})
+
+	failed := g.task(pipeline.StepWorkflowFailed, stepPayload(pipeline.StepWorkflowFailed, asl.DynamicField("error", "$.error")),
+		pipeline.DefaultRetry, true, bookkeepingTimeoutSeconds)
+	sequence(&sm.States, StateFailed, namedState{StateWorkflowFailed, failed})
+	sm.States.Add(StateFailed, &asl.Fail{
+		Error: ErrorWorkflowFailed,
+		Cause: "a step failed; the workflow's step item records which and why",
+	})
+
+	if err := asl.Validate(sm); err != nil {
+		return nil, fmt.Errorf("statemachine: generated definition of %q is invalid: %w", def.Name, err)
 	}
+	return encodeSorted(sm)
+}
 
-	sm := obj{
-		"Comment": fmt.Sprintf("%s pipeline, %s task mode. Generated from the pipeline definition by `make generate`; do not edit.", def.Name, mode),
-		"StartAt": def.Stages[0].Name,
-		"States":  states,
+// encodeSorted writes sm as indented JSON with every object's keys sorted,
+// the stable, diff-friendly layout of the committed definitions.
+func encodeSorted(sm *asl.StateMachine) ([]byte, error) {
+	b, err := json.Marshal(sm)
+	if err != nil {
+		return nil, err
+	}
+	var tree any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(sm); err != nil {
+	if err := enc.Encode(tree); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -144,108 +162,157 @@ type generator struct {
 	mode Mode
 }
 
+// namedState is a state and the name it is added under.
+type namedState struct {
+	name  string
+	state asl.State
+}
+
+// sequence adds states in order, each continuing to the following one and
+// the last to next; an empty next makes the last state end its machine.
+func sequence(states *asl.States, next string, steps ...namedState) {
+	for i, s := range steps {
+		to := next
+		if i+1 < len(steps) {
+			to = steps[i+1].name
+		}
+		link(s.state, to)
+		states.Add(s.name, s.state)
+	}
+}
+
+// link makes st continue at next, or end its machine when next is empty.
+func link(st asl.State, next string) {
+	var f *asl.Flow
+	switch s := st.(type) {
+	case *asl.Task:
+		f = &s.Flow
+	case *asl.Map:
+		f = &s.Flow
+	case *asl.Parallel:
+		f = &s.Flow
+	case *asl.Pass:
+		f = &s.Flow
+	case *asl.Wait:
+		f = &s.Flow
+	default:
+		panic(fmt.Sprintf("statemachine: a %s state has no Next", st.StateType()))
+	}
+	*f = asl.Flow{Next: next, End: next == ""}
+}
+
+// stepPayload is the task input every handler receives: its step name and
+// the workflow, plus any extra fields.
+func stepPayload(step string, extra ...asl.TemplateField) *asl.Template {
+	fields := []asl.TemplateField{asl.Field("step", step), asl.DynamicField("workflow", "$.workflow")}
+	return asl.Object(append(fields, extra...)...)
+}
+
 // documentTask is a stage run once per workflow.
-func (g generator) documentTask(st pipeline.Stage, next string) obj {
-	t := g.task(st.Name, obj{"step": st.Name, "workflow.$": "$.workflow"}, st.Retry, st.Retryable, st.TimeoutSeconds)
-	t["Catch"] = g.catchAll()
-	t["Next"] = next
+func (g generator) documentTask(st pipeline.Stage) *asl.Task {
+	t := g.task(st.Name, stepPayload(st.Name), st.Retry, st.Retryable, st.TimeoutSeconds)
+	t.Catch = catchAll()
 	return t
 }
 
-// batchMap fans a segment_batch stage out over the manifest's batches with a
+// batchMap fans a segment stage out over the manifest's batches with a
 // Distributed Map. Only batch bounds travel; the handler reads segments from
 // the table and blob store.
-func (g generator) batchMap(st pipeline.Stage, next string) obj {
-	inner := g.task(st.Name, obj{"step": st.Name, "workflow.$": "$.workflow", "batch.$": "$.batch"}, st.Retry, st.Retryable, st.TimeoutSeconds)
-	inner["End"] = true
+func (g generator) batchMap(st pipeline.Stage) *asl.Map {
+	inner := g.task(st.Name, stepPayload(st.Name, asl.DynamicField("batch", "$.batch")), st.Retry, st.Retryable, st.TimeoutSeconds)
 	// A child execution's output is gathered by the Map before its own
 	// ResultPath drops it; an empty output keeps 30,000 pages far from the
 	// payload limit.
-	inner["OutputPath"] = nil
-	return obj{
-		"Type": "Map",
-		"ItemReader": obj{
-			"Resource":     "arn:aws:states:::s3:getObject",
-			"ReaderConfig": obj{"InputType": "JSON"},
-			"Parameters":   obj{"Bucket.$": "$.bucket", "Key.$": "$.manifest_key"},
+	inner.OutputPath = asl.NullPath()
+	return g.distributedMap(namedState{StateAnalyzeBatch, inner})
+}
+
+// distributedMap runs steps, in sequence, once per batch of the segment
+// manifest, each batch a child execution.
+func (g generator) distributedMap(steps ...namedState) *asl.Map {
+	m := &asl.Map{
+		ItemReader: &asl.ItemReader{
+			Resource:     asl.ResourceS3GetObject,
+			ReaderConfig: &asl.ReaderConfig{InputType: asl.ReaderInputTypeJSON},
+			Parameters:   asl.Object(asl.DynamicField("Bucket", "$.bucket"), asl.DynamicField("Key", "$.manifest_key")),
 		},
-		"ItemSelector": obj{
-			"workflow.$": "$.workflow",
-			"batch.$":    "$$.Map.Item.Value",
+		ItemSelector: asl.Object(asl.DynamicField("workflow", "$.workflow"), asl.DynamicField("batch", "$$.Map.Item.Value")),
+		ItemProcessor: &asl.ItemProcessor{
+			ProcessorConfig: &asl.ProcessorConfig{Mode: asl.ModeDistributed, ExecutionType: asl.ExecutionStandard},
+			Machine:         asl.Machine{StartAt: steps[0].name},
 		},
-		"ItemProcessor": obj{
-			"ProcessorConfig": obj{"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
-			"StartAt":         StateAnalyzeBatch,
-			"States":          obj{StateAnalyzeBatch: inner},
-		},
-		"MaxConcurrency": g.def.MaxConcurrency,
-		"ResultPath":     nil,
-		"Catch":          g.catchAll(),
-		"Next":           next,
+		MaxConcurrency: new(g.def.MaxConcurrency),
+		ResultPath:     asl.NullReferencePath(),
+		Catch:          catchAll(),
+	}
+	sequence(&m.ItemProcessor.States, "", steps...)
+	return m
+}
+
+// task builds a Task state invoking step with payload, in the generator's
+// mode. Its result is discarded: handlers write to the table and blob store.
+func (g generator) task(step string, payload *asl.Template, retry pipeline.RetryPolicy, retryable bool, timeout int) *asl.Task {
+	t := &asl.Task{ResultPath: asl.NullReferencePath()}
+	if timeout > 0 {
+		t.TimeoutSeconds = new(timeout)
+	}
+	switch g.mode {
+	case ModeLocal:
+		t.Resource = LocalResource(step)
+		t.Parameters = payload
+	case ModeLambda:
+		t.Resource = "arn:aws:states:::lambda:invoke"
+		t.Parameters = asl.Object(asl.Field("FunctionName", "${"+VarStepsFunctionARN+"}"), asl.NestedField("Payload", payload))
+		t.Retry = lambdaRetriers()
+	case ModeActivity:
+		t.Resource = "${" + VarActivityARNPrefix + "}" + step
+		t.Parameters = payload
+		t.HeartbeatSeconds = new(TaskHeartbeatSeconds)
+	case ModeQueue:
+		body := asl.Object(append([]asl.TemplateField{asl.DynamicField(QueueTaskTokenField, "$$.Task.Token")}, payload.Fields...)...)
+		t.Resource = "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
+		t.Parameters = asl.Object(asl.Field("QueueUrl", "${"+VarTaskQueueURL+"}"), asl.NestedField("MessageBody", body))
+		t.HeartbeatSeconds = new(TaskHeartbeatSeconds)
+	}
+	if retryable && retry.MaxAttempts > 0 {
+		t.Retry = append(t.Retry, transientRetrier(retry))
+	}
+	return t
+}
+
+// lambdaRetriers retry the Lambda service's own faults.
+func lambdaRetriers() []asl.Retrier {
+	return []asl.Retrier{
+		backoff(lambdaServiceErrors, pipeline.RetryPolicy{IntervalSeconds: 1, MaxAttempts: 6, BackoffRate: 2, MaxDelaySeconds: 30}),
+		// A function killed by its timeout or memory limit: worth one
+		// more try, not six.
+		backoff([]string{lambdaUnknownError}, pipeline.RetryPolicy{IntervalSeconds: 2, MaxAttempts: 1, BackoffRate: 2}),
 	}
 }
 
-// task builds a Task state invoking step with payload, in the generator's mode.
-func (g generator) task(step string, payload obj, retry pipeline.RetryPolicy, retryable bool, timeout int) obj {
-	t := obj{"Type": "Task", "ResultPath": nil}
-	if timeout > 0 {
-		t["TimeoutSeconds"] = timeout
+// transientRetrier retries a stage's transient failures with its policy.
+func transientRetrier(p pipeline.RetryPolicy) asl.Retrier { return backoff(transientErrors, p) }
+
+// backoff retries errors with jittered exponential backoff; MaxDelaySeconds
+// is left out when the policy sets none.
+func backoff(errors []string, p pipeline.RetryPolicy) asl.Retrier {
+	r := asl.Retrier{
+		ErrorEquals:     errors,
+		IntervalSeconds: new(p.IntervalSeconds),
+		MaxAttempts:     new(p.MaxAttempts),
+		BackoffRate:     new(p.BackoffRate),
+		JitterStrategy:  asl.JitterFull,
 	}
-	var retriers []any
-	switch g.mode {
-	case ModeLocal:
-		t["Resource"] = LocalResource(step)
-		t["Parameters"] = payload
-	case ModeLambda:
-		t["Resource"] = "arn:aws:states:::lambda:invoke"
-		t["Parameters"] = obj{"FunctionName": "${" + VarStepsFunctionARN + "}", "Payload": payload}
-		retriers = append(retriers, obj{
-			"ErrorEquals":     lambdaServiceErrors,
-			"IntervalSeconds": 1, "MaxAttempts": 6, "BackoffRate": 2.0,
-			"MaxDelaySeconds": 30, "JitterStrategy": "FULL",
-		}, obj{
-			// A function killed by its timeout or memory limit: worth one
-			// more try, not six.
-			"ErrorEquals":     []string{"Lambda.Unknown"},
-			"IntervalSeconds": 2, "MaxAttempts": 1, "BackoffRate": 2.0,
-			"JitterStrategy": "FULL",
-		})
-	case ModeActivity:
-		t["Resource"] = "${" + VarActivityARNPrefix + "}" + step
-		t["Parameters"] = payload
-		t["HeartbeatSeconds"] = TaskHeartbeatSeconds
-	case ModeQueue:
-		body := obj{QueueTaskTokenField + ".$": "$$.Task.Token"}
-		for k, v := range payload {
-			body[k] = v
-		}
-		t["Resource"] = "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
-		t["Parameters"] = obj{"QueueUrl": "${" + VarTaskQueueURL + "}", "MessageBody": body}
-		t["HeartbeatSeconds"] = TaskHeartbeatSeconds
+	if p.MaxDelaySeconds > 0 {
+		r.MaxDelaySeconds = new(p.MaxDelaySeconds)
 	}
-	if retryable && retry.MaxAttempts > 0 {
-		r := obj{
-			"ErrorEquals":     transientErrors,
-			"IntervalSeconds": retry.IntervalSeconds,
-			"MaxAttempts":     retry.MaxAttempts,
-			"BackoffRate":     retry.BackoffRate,
-			"JitterStrategy":  "FULL",
-		}
-		if retry.MaxDelaySeconds > 0 {
-			r["MaxDelaySeconds"] = retry.MaxDelaySeconds
-		}
-		retriers = append(retriers, r)
-	}
-	if len(retriers) > 0 {
-		t["Retry"] = retriers
-	}
-	return t
+	return r
 }
 
 // catchAll routes any uncaught failure to the workflow_failed recorder,
 // keeping the original input and putting {Error, Cause} under $.error.
-func (g generator) catchAll() []any {
-	return []any{obj{"ErrorEquals": []string{"States.ALL"}, "ResultPath": "$.error", "Next": StateWorkflowFailed}}
+func catchAll() []asl.Catcher {
+	return []asl.Catcher{{ErrorEquals: []string{asl.ErrorAll}, ResultPath: asl.ReferencePathOf("$.error"), Next: StateWorkflowFailed}}
 }
 
 var templateVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

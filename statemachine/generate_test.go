@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/statemachine/asl"
 )
@@ -25,7 +26,7 @@ func definitionPath(mode Mode) string {
 // pipeline definition or the generator without running `make generate`.
 func TestCommittedDefinitionsMatchGenerator(t *testing.T) {
 	for _, mode := range Modes {
-		got, err := Generate(pipeline.DefaultDefinition(), mode)
+		got, err := Generate(pipelinefile.Default(), mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +64,7 @@ func TestCommittedDefinitionsAreEmbedded(t *testing.T) {
 }
 
 func TestGenerateShapes(t *testing.T) {
-	def := pipeline.DefaultDefinition()
+	def := pipelinefile.Default()
 	for _, mode := range Modes {
 		raw, err := Generate(def, mode)
 		if err != nil {
@@ -111,7 +112,7 @@ func TestGenerateShapes(t *testing.T) {
 }
 
 func TestNonRetryableStageHasNoTransientRetry(t *testing.T) {
-	def := pipeline.DefaultDefinition()
+	def := pipelinefile.Default()
 	def.Stages[0].Retryable = false
 	raw, err := Generate(def, ModeLocal)
 	if err != nil {
@@ -131,7 +132,7 @@ func TestNonRetryableStageHasNoTransientRetry(t *testing.T) {
 
 func TestPermanentErrorsAreNeverRetried(t *testing.T) {
 	for _, mode := range Modes {
-		raw, _ := Generate(pipeline.DefaultDefinition(), mode)
+		raw, _ := Generate(pipelinefile.Default(), mode)
 		for _, name := range steperr.PermanentNames {
 			if bytes.Contains(raw, []byte(`"`+name+`"`)) {
 				t.Errorf("%s: permanent error %s appears in a retrier", mode, name)
@@ -141,7 +142,7 @@ func TestPermanentErrorsAreNeverRetried(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	raw, err := Generate(pipeline.DefaultDefinition(), ModeLambda)
+	raw, err := Generate(pipelinefile.Default(), ModeLambda)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,10 +163,10 @@ func TestGenerateRejectsBadDefinitions(t *testing.T) {
 	if _, err := Generate(pipeline.Definition{Name: "x"}, ModeLocal); err == nil {
 		t.Error("no stages: want error")
 	}
-	if _, err := Generate(pipeline.DefaultDefinition(), Mode("ftp")); err == nil {
+	if _, err := Generate(pipelinefile.Default(), Mode("ftp")); err == nil {
 		t.Error("unknown mode: want error")
 	}
-	def := pipeline.DefaultDefinition()
+	def := pipelinefile.Default()
 	def.Stages[2].Scope = "galaxy"
 	if _, err := Generate(def, ModeLocal); err == nil {
 		t.Error("unknown scope: want error")
@@ -190,7 +191,7 @@ func TestGeneratedDefinitionsValidate(t *testing.T) {
 		VarTaskQueueURL:      "https://sqs.us-east-1.amazonaws.com/123456789012/docpipe-tasks",
 	}
 	for _, mode := range Modes {
-		raw, err := Generate(pipeline.DefaultDefinition(), mode)
+		raw, err := Generate(pipelinefile.Default(), mode)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
@@ -64,7 +65,7 @@ func setup(t *testing.T) (*handler, *fakeExecutor, *pipeline.Repository) {
 	ex := &fakeExecutor{starts: map[string]int{}}
 	return &handler{
 		Ingest: s3ingest.Ingest{
-			Ingester: &pipeline.Ingester{Repo: repo, Blobs: blobs, Definition: pipeline.DefaultDefinition(), Bucket: "docs"},
+			Ingester: &pipeline.Ingester{Repo: repo, Blobs: blobs, Definition: pipelinefile.Default(), Bucket: "docs"},
 			Executor: ex, Project: "default",
 		},
 		S3:         fakeHead{root: filepath.Join(dir, "blobs")},

@@ -23,6 +23,7 @@ import (
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
@@ -52,7 +53,7 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	}
 	return &handler{
 		Ingest: s3ingest.Ingest{
-			Ingester: &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipeline.DefaultDefinition(), Bucket: b.Bucket},
+			Ingester: &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket},
 			Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: smARN, Repo: b.Repo},
 			Project:  or(getenv(backend.EnvProject), backend.DefaultProject),
 		},

@@ -20,6 +20,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/ocr"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
@@ -193,7 +194,7 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 		if st.Name == step {
 			return nil
 		}
-		if st.Scope != pipeline.ScopeSegmentBatch || done(prog.Steps[st.Name].Status) {
+		if st.Scope != pipeline.ScopeSegment || done(prog.Steps[st.Name].Status) {
 			continue
 		}
 		msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)

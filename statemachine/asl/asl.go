@@ -27,6 +27,8 @@ const (
 const (
 	ModeInline            = "INLINE"
 	ModeDistributed       = "DISTRIBUTED"
+	ExecutionStandard     = "STANDARD"
+	ExecutionExpress      = "EXPRESS"
 	ResourceS3GetObject   = "arn:aws:states:::s3:getObject"
 	ReaderInputTypeJSON   = "JSON"
 	JitterFull            = "FULL"

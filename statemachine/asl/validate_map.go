@@ -78,7 +78,7 @@ func (v *validator) processorConfig(where string, s *Map) (distributed bool) {
 	default:
 		v.add(join(where, "ItemProcessor.ProcessorConfig.Mode"), "must be INLINE or DISTRIBUTED, got %q", pc.Mode)
 	}
-	if et := pc.ExecutionType; et != "" && et != "STANDARD" && et != "EXPRESS" {
+	if et := pc.ExecutionType; et != "" && et != ExecutionStandard && et != ExecutionExpress {
 		v.add(join(where, "ItemProcessor.ProcessorConfig.ExecutionType"), "must be STANDARD or EXPRESS, got %q", et)
 	}
 	if et := pc.ExecutionType; et != "" && !distributed {

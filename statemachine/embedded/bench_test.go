@@ -9,6 +9,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steps"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 )
@@ -18,7 +19,7 @@ import (
 // batch=1 is the worst case (one child execution per segment); batch=100 is
 // the default pipeline's batching.
 func BenchmarkOrchestration(b *testing.B) {
-	for _, size := range []int{1, pipeline.DefaultDefinition().BatchSize} {
+	for _, size := range []int{1, pipelinefile.Default().BatchSize} {
 		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) { benchOrchestration(b, size) })
 	}
 }
@@ -38,7 +39,7 @@ func benchOrchestration(b *testing.B, batchSize int) {
 	}
 	reg := pipeline.NewRegistry()
 	noop := pipeline.HandlerFunc(func(context.Context, []byte) ([]byte, error) { return []byte(`{}`), nil })
-	for _, name := range pipeline.DefaultDefinition().StepNames() {
+	for _, name := range pipelinefile.Default().StepNames() {
 		reg.Register(name, noop)
 	}
 	eng, err := embedded.New(reg, blobs, embedded.Options{})

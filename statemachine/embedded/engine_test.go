@@ -15,6 +15,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steps"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 )
@@ -48,7 +49,7 @@ func setupWith(t *testing.T, wrap func(blob.Store) blob.Store) bundle {
 		t.Fatal(err)
 	}
 	reg := pipeline.NewRegistry()
-	def := pipeline.DefaultDefinition()
+	def := pipelinefile.Default()
 	def.BatchSize = 2 // several batches even for small samples
 	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Definition: def, PDF: pdf, TempDir: dir})
 	eng, err := embedded.New(reg, blobs, embedded.Options{})
@@ -205,7 +206,7 @@ func TestFailedSegmentsRerun(t *testing.T) {
 	hiding.suffix = "segments/000001/text.txt"
 	hiding.mu.Unlock()
 
-	def := pipeline.DefaultDefinition()
+	def := pipelinefile.Default()
 	reset, err := b.repo.PrepareRerun(ctx, reg.Ref(), def)
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +275,7 @@ func TestRerunAfterFailureOutsideAStep(t *testing.T) {
 	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "States.Timeout"); err != nil {
 		t.Fatal(err)
 	}
-	reset, err := b.repo.PrepareRerun(ctx, ref, pipeline.DefaultDefinition())
+	reset, err := b.repo.PrepareRerun(ctx, ref, pipelinefile.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

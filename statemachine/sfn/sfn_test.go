@@ -17,6 +17,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 )
 
 const smARN = "arn:aws:states:us-east-1:123456789012:stateMachine:docpipe"
@@ -90,7 +91,7 @@ func setup(t *testing.T) bundle {
 	}
 	t.Cleanup(func() { tbl.Close() })
 	repo := pipeline.NewRepository(tbl)
-	ig := &pipeline.Ingester{Repo: repo, Definition: pipeline.DefaultDefinition(), Bucket: "b"}
+	ig := &pipeline.Ingester{Repo: repo, Definition: pipelinefile.Default(), Bucket: "b"}
 	if err := ig.EnsureProject(t.Context(), "p", "p"); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
 	"github.com/docpipe/docpipe/pipeline/ocr"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steps"
 )
 
@@ -34,7 +35,7 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 	steps.Register(reg, steps.Deps{
 		Repo:        b.Repo,
 		Blobs:       b.Blobs,
-		Definition:  pipeline.DefaultDefinition(),
+		Definition:  pipelinefile.Default(),
 		PDF:         pdf,
 		OCR:         ocr.NewTesseract(),
 		Limits:      o.Limits,

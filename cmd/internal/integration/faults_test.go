@@ -17,6 +17,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/awstest"
 	"github.com/docpipe/docpipe/pipeline/driver/s3blob"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steps"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 )
@@ -46,7 +47,7 @@ func runEmbedded(t *testing.T, b *backend.Backend, files []string) []pipeline.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	ig := &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipeline.DefaultDefinition(), Bucket: b.Bucket}
+	ig := &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket}
 	if err := ig.EnsureProject(ctx, "it", "it"); err != nil {
 		t.Fatal(err)
 	}

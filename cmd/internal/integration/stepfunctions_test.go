@@ -8,6 +8,7 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
@@ -53,7 +54,7 @@ func TestSamplesThroughStepFunctions(t *testing.T) {
 	defer local.Close()
 	want := runEmbedded(t, local, files)
 	ctx := t.Context()
-	def := pipeline.DefaultDefinition()
+	def := pipelinefile.Default()
 	for i, reg := range started {
 		g, w := readResults(t, d.B, reg), readResults(t, local, want[i])
 		if g.Status != pipeline.WorkflowCompleted || g.Total == 0 || g.Done != g.Total || g.Failed != 0 {

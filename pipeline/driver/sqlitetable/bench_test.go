@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 )
 
 func benchWorkflow(b *testing.B, repo *pipeline.Repository) pipeline.WorkflowRef {
 	b.Helper()
 	doc := pipeline.Document{ProjectID: "bench", ID: pipeline.NewID(), SHA256: fmt.Sprintf("%064x", 1), FileName: "f.pdf"}
 	wf := pipeline.Workflow{ID: pipeline.NewID(), ProjectID: doc.ProjectID, DocumentID: doc.ID, FileName: doc.FileName}
-	if err := repo.CreateWorkflow(b.Context(), doc, wf, pipeline.DefaultDefinition().Stages); err != nil {
+	if err := repo.CreateWorkflow(b.Context(), doc, wf, pipelinefile.Default().Stages); err != nil {
 		b.Fatal(err)
 	}
 	return pipeline.WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}

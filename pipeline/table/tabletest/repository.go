@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -48,7 +49,7 @@ type fixture struct {
 	ref  pipeline.WorkflowRef
 }
 
-func stages() []pipeline.Stage { return pipeline.DefaultDefinition().Stages }
+func stages() []pipeline.Stage { return pipelinefile.Default().Stages }
 
 func newDocument(projectID, sha string) pipeline.Document {
 	id := pipeline.NewID()

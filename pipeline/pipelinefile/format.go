@@ -1,0 +1,71 @@
+package pipelinefile
+
+import (
+	"bytes"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+// The file's shape, for writing; reading walks the node tree instead so
+// that it can report every problem at its line.
+type (
+	fileDef struct {
+		Name           string      `yaml:"name"`
+		Description    string      `yaml:"description,omitempty"`
+		BatchSize      int         `yaml:"batch_size"`
+		MaxConcurrency int         `yaml:"max_concurrency"`
+		Stages         []fileStage `yaml:"stages"`
+	}
+	fileStage struct {
+		Name    string         `yaml:"name"`
+		Label   string         `yaml:"label,omitempty"`
+		Scope   pipeline.Scope `yaml:"scope"`
+		Needs   []string       `yaml:"needs,flow,omitempty"`
+		Run     fileRun        `yaml:"run"`
+		Timeout string         `yaml:"timeout"`
+		Retry   fileRetry      `yaml:"retry"`
+		When    *pipeline.When `yaml:"when,omitempty"`
+	}
+	fileRun struct {
+		Builtin string   `yaml:"builtin,omitempty"`
+		Command []string `yaml:"command,flow,omitempty"`
+		HTTP    string   `yaml:"http,omitempty"`
+		Lambda  string   `yaml:"lambda,omitempty"`
+	}
+	fileRetry struct {
+		Attempts int     `yaml:"attempts"`
+		Interval string  `yaml:"interval"`
+		Backoff  float64 `yaml:"backoff"`
+		MaxDelay string  `yaml:"max_delay"`
+	}
+)
+
+// Format writes def as a pipeline file, every setting spelled out: Parse
+// of the result gives def back.
+func Format(def pipeline.Definition) []byte {
+	f := fileDef{Name: def.Name, Description: def.Description, BatchSize: def.BatchSize, MaxConcurrency: def.MaxConcurrency}
+	for _, st := range def.Stages {
+		f.Stages = append(f.Stages, fileStage{
+			Name: st.Name, Label: st.Label, Scope: st.Scope, Needs: st.Needs,
+			Run:     fileRun(st.Run),
+			Timeout: seconds(st.TimeoutSeconds),
+			Retry: fileRetry{
+				Attempts: st.Retry.MaxAttempts, Interval: seconds(st.Retry.IntervalSeconds),
+				Backoff: st.Retry.BackoffRate, MaxDelay: seconds(st.Retry.MaxDelaySeconds),
+			},
+			When: st.When,
+		})
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		panic("pipelinefile: encoding plain data: " + err.Error()) // cannot happen
+	}
+	return buf.Bytes()
+}
+
+func seconds(s int) string { return strconv.Itoa(s) + "s" }
