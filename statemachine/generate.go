@@ -108,7 +108,7 @@ func Generate(def pipeline.Definition, mode Mode) ([]byte, error) {
 		switch st.Scope {
 		case pipeline.ScopeDocument:
 			stages = append(stages, namedState{st.Name, g.documentTask(st)})
-		case pipeline.ScopeSegmentBatch:
+		case pipeline.ScopeSegment:
 			stages = append(stages, namedState{st.Name, g.batchMap(st)})
 		default:
 			return nil, fmt.Errorf("statemachine: stage %q has unknown scope %q", st.Name, st.Scope)
