@@ -1,0 +1,232 @@
+package sqlitetable
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// Transact applies actions atomically. Every condition is evaluated against
+// the state before the transaction; if any fails nothing is written and a
+// *table.TxCanceledError marks which.
+func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
+	return t.transact(ctx, actions, nil)
+}
+
+// step is one action resolved against the current state.
+type step struct {
+	key   table.Key
+	write bool       // false: a check, nothing to write
+	after table.Item // nil with write: delete
+}
+
+func (t *Table) transact(ctx context.Context, actions []table.TxAction, results func([]table.Item)) error {
+	if len(actions) == 0 || len(actions) > table.MaxTransactItems {
+		return fmt.Errorf("sqlitetable: a transaction takes 1 to %d actions, got %d", table.MaxTransactItems, len(actions))
+	}
+	keys := make(map[table.Key]bool, len(actions))
+	for i, a := range actions {
+		k, err := actionKey(a)
+		if err != nil {
+			return fmt.Errorf("sqlitetable: action %d: %w", i, err)
+		}
+		if keys[k] {
+			return fmt.Errorf("sqlitetable: transaction touches %s twice", k)
+		}
+		keys[k] = true
+	}
+
+	tx, err := t.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlitetable: begin: %w", interpretError(err))
+	}
+	defer tx.Rollback() // no-op after Commit
+
+	stmts := txStmts{
+		load:   tx.StmtContext(ctx, t.load),
+		upsert: tx.StmtContext(ctx, t.upsert),
+		remove: tx.StmtContext(ctx, t.remove),
+	}
+	now := t.nowSeconds()
+	steps := make([]step, len(actions))
+	failed := make([]bool, len(actions))
+	anyFailed := false
+	for i, a := range actions {
+		s, ok, err := resolve(ctx, stmts, now, a)
+		if err != nil {
+			return fmt.Errorf("sqlitetable: action %d: %w", i, err)
+		}
+		steps[i], failed[i] = s, !ok
+		anyFailed = anyFailed || !ok
+	}
+	if anyFailed {
+		return &table.TxCanceledError{Failed: failed}
+	}
+	for _, s := range steps {
+		if err := writeStep(ctx, stmts, s); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlitetable: commit: %w", interpretError(err))
+	}
+	if results != nil {
+		out := make([]table.Item, len(steps))
+		for i, s := range steps {
+			out[i] = s.after
+		}
+		results(out)
+	}
+	return nil
+}
+
+func actionKey(a table.TxAction) (table.Key, error) {
+	var k table.Key
+	switch x := a.(type) {
+	case table.TxPut:
+		k = x.Item.Key()
+	case table.TxUpdate:
+		k = x.Key
+	case table.TxDelete:
+		k = x.Key
+	case table.TxCheck:
+		k = x.Key
+	default:
+		return k, fmt.Errorf("unknown action %T", a)
+	}
+	if k.PK == "" || k.SK == "" {
+		return k, fmt.Errorf("%w: key %q needs a non-empty PK and SK", table.ErrInvalidUpdate, k)
+	}
+	return k, nil
+}
+
+// resolve reads the current item, evaluates the action's condition and
+// computes what to write. ok is false when the condition does not hold.
+func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction) (s step, ok bool, err error) {
+	key, _ := actionKey(a)
+	cur, err := load(ctx, tx, now, key)
+	if err != nil {
+		return step{}, false, err
+	}
+	holds, err := table.Eval(actionCond(a), cur)
+	if err != nil || !holds {
+		return step{}, false, err
+	}
+	s = step{key: key, write: true}
+	switch x := a.(type) {
+	case table.TxPut:
+		n, err := table.NormalizeValue(map[string]any(x.Item))
+		if err != nil {
+			return step{}, false, err
+		}
+		m, _ := n.(map[string]any)
+		s.after = table.Item(m)
+	case table.TxUpdate:
+		base := cur
+		if base == nil {
+			base = table.Item{table.AttrPK: key.PK, table.AttrSK: key.SK}
+		}
+		if s.after, err = table.Apply(base, x.Updates); err != nil {
+			return step{}, false, err
+		}
+	case table.TxCheck:
+		s.write = false
+	}
+	if s.after != nil {
+		if err := validate(s.after); err != nil {
+			return step{}, false, err
+		}
+	}
+	return s, true, nil
+}
+
+func actionCond(a table.TxAction) table.Cond {
+	switch x := a.(type) {
+	case table.TxPut:
+		return x.Cond
+	case table.TxUpdate:
+		return x.Cond
+	case table.TxDelete:
+		return x.Cond
+	case table.TxCheck:
+		return x.Cond
+	}
+	return nil
+}
+
+// load reads the current item inside the transaction; an expired item is
+// treated as absent.
+func load(ctx context.Context, tx txStmts, now float64, key table.Key) (table.Item, error) {
+	var raw string
+	err := tx.load.QueryRowContext(ctx, key.PK, key.SK, now).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return unmarshalItem(raw)
+}
+
+// validate enforces the key rules DynamoDB enforces, so a caller that
+// passes here also passes there.
+func validate(it table.Item) error {
+	for _, a := range []string{table.AttrPK, table.AttrSK} {
+		if s, ok := it[a].(string); !ok || s == "" {
+			return fmt.Errorf("%w: %s must be a non-empty string", table.ErrInvalidUpdate, a)
+		}
+	}
+	for _, a := range []string{table.AttrGSI1PK, table.AttrGSI1SK, table.AttrGSI2PK, table.AttrGSI2SK} {
+		if v, ok := it[a]; ok {
+			if s, isStr := v.(string); !isStr || s == "" {
+				return fmt.Errorf("%w: index key %s must be a non-empty string", table.ErrInvalidUpdate, a)
+			}
+		}
+	}
+	return nil
+}
+
+// indexKeys returns an index's key columns, or NULLs when the item is not in
+// that index (DynamoDB indexes only items that have both key attributes).
+func indexKeys(it table.Item, pkAttr, skAttr string) (any, any) {
+	pk, ok1 := it[pkAttr].(string)
+	sk, ok2 := it[skAttr].(string)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	return pk, sk
+}
+
+// txStmts are the writer's prepared statements bound to one transaction.
+type txStmts struct{ load, upsert, remove *sql.Stmt }
+
+func writeStep(ctx context.Context, tx txStmts, s step) error {
+	if !s.write {
+		return nil
+	}
+	if s.after == nil {
+		if _, err := tx.remove.ExecContext(ctx, s.key.PK, s.key.SK); err != nil {
+			return fmt.Errorf("sqlitetable: delete %s: %w", s.key, interpretError(err))
+		}
+		return nil
+	}
+	raw, err := json.Marshal(s.after)
+	if err != nil {
+		return fmt.Errorf("sqlitetable: encode %s: %w", s.key, err)
+	}
+	g1pk, g1sk := indexKeys(s.after, table.AttrGSI1PK, table.AttrGSI1SK)
+	g2pk, g2sk := indexKeys(s.after, table.AttrGSI2PK, table.AttrGSI2SK)
+	var ttl any
+	if f, ok := s.after[table.AttrTTL].(float64); ok {
+		ttl = f // a ttl that is not a number never expires, as on DynamoDB
+	}
+	_, err = tx.upsert.ExecContext(ctx, s.key.PK, s.key.SK, g1pk, g1sk, g2pk, g2sk, ttl, string(raw))
+	if err != nil {
+		return fmt.Errorf("sqlitetable: write %s: %w", s.key, interpretError(err))
+	}
+	return nil
+}
