@@ -134,6 +134,22 @@ table is named (--table or ` + backend.EnvTable + `): then they work on AWS.`,
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd(a))
 	}
+	// cobra's completion command prints its help for a shell it does not
+	// know and exits 0; name the choices and exit 2 instead.
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		c.Args = cobra.ArbitraryArgs
+		c.Example = `  docpipe completion bash > /etc/bash_completion.d/docpipe
+  docpipe completion zsh > "${fpath[1]}/_docpipe"
+  docpipe completion fish > ~/.config/fish/completions/docpipe.fish
+  docpipe completion powershell | Out-String | Invoke-Expression`
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("%s needs a shell: bash, zsh, fish or powershell", cmd.CommandPath())
+			}
+			return usageErrorf("no completion for %q: choose bash, zsh, fish or powershell", args[0])
+		}
+	}
 	return root
 }
 

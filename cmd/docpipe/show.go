@@ -37,7 +37,6 @@ graph) as one object.`,
 	cmd.Flags().BoolVar(&o.text, "text", false, "print the document's text in segment order")
 	cmd.Flags().BoolVar(&o.summary, "summary", false, "print the document summary")
 	cmd.Flags().BoolVar(&o.graph, "graph", false, "print the keyword/entity graph (JSON)")
-	cmd.MarkFlagsMutuallyExclusive("text", "summary", "graph")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return show(cmd.Context(), a, args[0], o)
 	}
