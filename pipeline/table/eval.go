@@ -175,23 +175,9 @@ func normalizeReflect(v any) (any, error) {
 	return out, nil
 }
 
-// splitPath splits a dotted path, rejecting empty segments.
-func splitPath(path string) ([]string, error) {
-	if path == "" {
-		return nil, fmt.Errorf("%w: empty path", ErrInvalidUpdate)
-	}
-	parts := strings.Split(path, ".")
-	for _, p := range parts {
-		if p == "" {
-			return nil, fmt.Errorf("%w: path %q has an empty segment", ErrInvalidUpdate, path)
-		}
-	}
-	return parts, nil
-}
-
 // Lookup returns the value at a dotted path and whether it is present.
 func Lookup(item Item, path string) (any, bool) {
-	parts, err := splitPath(path)
+	parts, err := SplitPath(path)
 	if err != nil {
 		return nil, false
 	}
@@ -283,7 +269,7 @@ func Eval(cond Cond, item Item) (bool, error) {
 }
 
 func validPath(path string) error {
-	_, err := splitPath(path)
+	_, err := SplitPath(path)
 	return err
 }
 
@@ -297,53 +283,16 @@ func Apply(item Item, updates []Update) (Item, error) {
 	if out == nil {
 		out = map[string]any{}
 	}
-	var seen [][]string
-	for _, u := range updates {
-		path, err := updatePath(u)
-		if err != nil {
-			return nil, err
-		}
-		parts, err := splitPath(path)
-		if err != nil {
-			return nil, err
-		}
-		if parts[0] == AttrPK || parts[0] == AttrSK {
-			return nil, fmt.Errorf("%w: cannot change key attribute %s", ErrInvalidUpdate, parts[0])
-		}
-		for _, prev := range seen {
-			if overlaps(prev, parts) {
-				return nil, fmt.Errorf("%w: paths %q and %q overlap", ErrInvalidUpdate, strings.Join(prev, "."), path)
-			}
-		}
-		seen = append(seen, parts)
-		if err := applyOne(out, parts, u); err != nil {
+	paths, err := UpdatePaths(updates)
+	if err != nil {
+		return nil, err
+	}
+	for i, u := range updates {
+		if err := applyOne(out, paths[i], u); err != nil {
 			return nil, err
 		}
 	}
 	return Item(out), nil
-}
-
-func updatePath(u Update) (string, error) {
-	switch x := u.(type) {
-	case Set:
-		return x.Path, nil
-	case Add:
-		return x.Path, nil
-	case Remove:
-		return x.Path, nil
-	}
-	return "", fmt.Errorf("%w: unknown update %T", ErrInvalidUpdate, u)
-}
-
-// overlaps reports whether one path equals or contains the other.
-func overlaps(a, b []string) bool {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func applyOne(root map[string]any, parts []string, u Update) error {

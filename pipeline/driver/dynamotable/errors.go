@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
@@ -87,7 +88,7 @@ func interpretCancel(op string, e *types.TransactionCanceledException) error {
 	anyFailed, anyConflict := false, false
 	var invalidMsg string
 	for i, r := range e.CancellationReasons {
-		code, msg := deref(r.Code), deref(r.Message)
+		code, msg := aws.ToString(r.Code), aws.ToString(r.Message)
 		switch {
 		case conditionFailed(code):
 			failed[i], anyFailed = true, true
@@ -106,13 +107,6 @@ func interpretCancel(op string, e *types.TransactionCanceledException) error {
 		return fmt.Errorf("dynamotable: %s: %w: %s", op, table.ErrInvalidUpdate, invalidMsg)
 	}
 	return fmt.Errorf("dynamotable: %s: %w", op, e)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func asTxCanceled(err error) (*table.TxCanceledError, bool) {

@@ -16,31 +16,24 @@ import (
 // lists are split into an OR of INs.
 const maxInOperands = 100
 
-// splitPath splits a dotted path the way table.Lookup does.
-func splitPath(path string) ([]string, error) {
-	if path == "" {
-		return nil, fmt.Errorf("%w: empty path", table.ErrInvalidUpdate)
-	}
-	parts := strings.Split(path, ".")
-	if slices.Contains(parts, "") {
-		return nil, fmt.Errorf("%w: path %q has an empty segment", table.ErrInvalidUpdate, path)
-	}
-	return parts, nil
-}
-
 // name builds a document path from a dotted path. Segments are added one by
 // one rather than through expression.Name, which would also read "[n]" in a
 // segment as a list index.
 func name(path string) (expression.NameBuilder, error) {
-	parts, err := splitPath(path)
+	parts, err := table.SplitPath(path)
 	if err != nil {
 		return expression.NameBuilder{}, err
 	}
+	return nameOf(parts), nil
+}
+
+// nameOf builds a document path from names already split.
+func nameOf(parts []string) expression.NameBuilder {
 	nb := expression.NameNoDotSplit(parts[0])
 	for _, p := range parts[1:] {
 		nb = nb.AppendName(expression.NameNoDotSplit(p))
 	}
-	return nb, nil
+	return nb
 }
 
 func value(v any) (expression.ValueBuilder, error) {
@@ -244,42 +237,20 @@ func buildUpdate(updates []table.Update) (expression.UpdateBuilder, []expression
 	var ub expression.UpdateBuilder
 	var guards []expression.ConditionBuilder
 	guarded := map[string]bool{}
-	var seen [][]string
-	for _, u := range updates {
-		var path string
-		switch x := u.(type) {
-		case table.Set:
-			path = x.Path
-		case table.Add:
-			path = x.Path
-		case table.Remove:
-			path = x.Path
-		default:
-			return ub, nil, fmt.Errorf("%w: unknown update %T", table.ErrInvalidUpdate, u)
-		}
-		parts, err := splitPath(path)
-		if err != nil {
-			return ub, nil, err
-		}
-		if parts[0] == table.AttrPK || parts[0] == table.AttrSK {
-			return ub, nil, fmt.Errorf("%w: cannot change key attribute %s", table.ErrInvalidUpdate, parts[0])
-		}
-		for _, prev := range seen {
-			if overlaps(prev, parts) {
-				return ub, nil, fmt.Errorf("%w: paths %q and %q overlap", table.ErrInvalidUpdate, strings.Join(prev, "."), path)
-			}
-		}
-		seen = append(seen, parts)
-		n, err := name(path)
-		if err != nil {
-			return ub, nil, err
-		}
+	paths, err := table.UpdatePaths(updates)
+	if err != nil {
+		return ub, nil, err
+	}
+	for i, u := range updates {
+		parts := paths[i]
+		path := strings.Join(parts, ".")
+		n := nameOf(parts)
 		isIndexAttr := len(parts) == 1 && slices.Contains(indexAttrs, parts[0])
 		if _, isRemove := u.(table.Remove); !isRemove && len(parts) > 1 {
 			parent := strings.Join(parts[:len(parts)-1], ".")
 			if !guarded[parent] {
 				guarded[parent] = true
-				pn, _ := name(parent) // a prefix of a valid path
+				pn := nameOf(parts[:len(parts)-1])
 				guards = append(guards, pn.AttributeType(expression.Map))
 			}
 		}
@@ -311,10 +282,4 @@ func buildUpdate(updates []table.Update) (expression.UpdateBuilder, []expression
 		}
 	}
 	return ub, guards, nil
-}
-
-// overlaps reports whether one path equals or contains the other.
-func overlaps(a, b []string) bool {
-	n := min(len(a), len(b))
-	return slices.Equal(a[:n], b[:n])
 }

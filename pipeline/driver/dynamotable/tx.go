@@ -141,7 +141,7 @@ func guardFailedInTx(err error, actions []table.TxAction, guarded []bool, nows [
 		return 0, false
 	}
 	for i, r := range canceled.CancellationReasons {
-		if i >= len(actions) || !guarded[i] || !conditionFailed(deref(r.Code)) {
+		if i >= len(actions) || !guarded[i] || !conditionFailed(aws.ToString(r.Code)) {
 			continue
 		}
 		if u, ok := actions[i].(table.TxUpdate); ok && guardFailed(u.Cond, nows[i], r.Item) {
