@@ -259,10 +259,13 @@ func (d Definition) ContentHash() string {
 
 // TopoOrder returns the stages so that each comes after everything it
 // needs; among stages free to go, the one listed first goes first. It fails
-// on a cycle or on a need that names no stage.
+// on a repeated name, a need that names no stage, or a cycle.
 func (d Definition) TopoOrder() ([]Stage, error) {
 	index := make(map[string]int, len(d.Stages))
 	for i, s := range d.Stages {
+		if _, dup := index[s.Name]; dup {
+			return nil, fmt.Errorf("pipeline: stage %q is defined twice", s.Name)
+		}
 		index[s.Name] = i
 	}
 	waiting := make([]int, len(d.Stages))
@@ -277,7 +280,13 @@ func (d Definition) TopoOrder() ([]Stage, error) {
 	order := make([]Stage, 0, len(d.Stages))
 	done := make([]bool, len(d.Stages))
 	for len(order) < len(d.Stages) {
-		next := slices.IndexFunc(d.Stages, func(s Stage) bool { return !done[index[s.Name]] && waiting[index[s.Name]] == 0 })
+		next := -1
+		for i := range d.Stages {
+			if !done[i] && waiting[i] == 0 {
+				next = i
+				break
+			}
+		}
 		if next < 0 {
 			return nil, fmt.Errorf("pipeline: the needs of %s form a cycle", d.Name)
 		}

@@ -27,7 +27,12 @@ type (
 		Run     fileRun        `yaml:"run"`
 		Timeout string         `yaml:"timeout"`
 		Retry   fileRetry      `yaml:"retry"`
-		When    *pipeline.When `yaml:"when,omitempty"`
+		When    *fileWhen      `yaml:"when,omitempty"`
+	}
+	fileWhen struct {
+		Format   []string            `yaml:"format,flow,omitempty"`
+		Language []string            `yaml:"language,flow,omitempty"`
+		Pages    *pipeline.PageRange `yaml:"pages,omitempty"`
 	}
 	fileRun struct {
 		Builtin string   `yaml:"builtin,omitempty"`
@@ -44,10 +49,15 @@ type (
 )
 
 // Format writes def as a pipeline file, every setting spelled out: Parse
-// of the result gives def back.
+// of the result gives def back. Files have no spelling for Retryable false;
+// such a stage is written, and read back, as retryable.
 func Format(def pipeline.Definition) []byte {
 	f := fileDef{Name: def.Name, Description: def.Description, BatchSize: def.BatchSize, MaxConcurrency: def.MaxConcurrency}
 	for _, st := range def.Stages {
+		var when *fileWhen
+		if w := st.When; w != nil {
+			when = &fileWhen{Format: w.Format, Language: w.Language, Pages: w.Pages}
+		}
 		f.Stages = append(f.Stages, fileStage{
 			Name: st.Name, Label: st.Label, Scope: st.Scope, Needs: st.Needs,
 			Run:     fileRun(st.Run),
@@ -56,7 +66,7 @@ func Format(def pipeline.Definition) []byte {
 				Attempts: st.Retry.MaxAttempts, Interval: seconds(st.Retry.IntervalSeconds),
 				Backoff: st.Retry.BackoffRate, MaxDelay: seconds(st.Retry.MaxDelaySeconds),
 			},
-			When: st.When,
+			When: when,
 		})
 	}
 	var buf bytes.Buffer

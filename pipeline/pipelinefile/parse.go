@@ -175,7 +175,7 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 			Retry: pipeline.DefaultRetry, TimeoutSeconds: DefaultTimeoutSeconds,
 		}
 	}
-	labelSet, needsSet := false, false
+	labelSet, needsSet, scopeSet := false, false, false
 	d.mapping(n, name, stageKeys, func(key string, line int, v *yaml.Node) bool {
 		ds.lines[key] = line
 		switch key {
@@ -183,7 +183,7 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 		case "label":
 			st.Label, labelSet = d.str(v, name), true
 		case "scope":
-			st.Scope = pipeline.Scope(d.str(v, name))
+			st.Scope, scopeSet = pipeline.Scope(d.str(v, name)), true
 		case "needs":
 			st.Needs, needsSet = d.strs(v, name), true
 		case "run":
@@ -201,6 +201,9 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 	})
 	if !labelSet && !isHead {
 		st.Label = d.builtinLabel(st.Run.Builtin, name)
+	}
+	if !scopeSet && !isHead && st.Run.Builtin != "" {
+		st.Scope = builtinScope(st.Run.Builtin)
 	}
 	switch {
 	case slices.Contains(pipeline.IngestionStages, name) && !needsSet:
