@@ -218,6 +218,6 @@ func (ig *Ingester) ExecutionInput(r Registration) ExecutionInput {
 	return ExecutionInput{
 		Workflow:    ref,
 		Bucket:      ig.Bucket,
-		ManifestKey: ManifestBlobKey(ref.ProjectID, ref.DocumentID, ref.WorkflowID),
+		ManifestKey: ManifestBlobKey(ref),
 	}
 }

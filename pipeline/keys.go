@@ -77,26 +77,3 @@ func StatusIndexSK(status WorkflowStatus, updated string, workflowID string) str
 
 // ContentIndexPK is the GSI2 partition key grouping documents by content.
 func ContentIndexPK(sha256hex string) string { return PrefixFile + sha256hex }
-
-// Blob layout: <project>/<document>/<workflow>/...
-
-// SourceBlobKey is where the uploaded original is kept.
-func SourceBlobKey(projectID, documentID string) string {
-	return projectID + "/" + documentID + "/source"
-}
-
-// WorkflowBlobPrefix is the prefix of every blob one workflow writes.
-func WorkflowBlobPrefix(projectID, documentID, workflowID string) string {
-	return projectID + "/" + documentID + "/" + workflowID + "/"
-}
-
-// SegmentBlobPrefix is the folder of one segment's blobs.
-func SegmentBlobPrefix(projectID, documentID, workflowID string, index int) string {
-	return fmt.Sprintf("%ssegments/%06d/", WorkflowBlobPrefix(projectID, documentID, workflowID), index)
-}
-
-// ManifestBlobKey is the segment manifest (JSON array of batches) the
-// Distributed Map reads.
-func ManifestBlobKey(projectID, documentID, workflowID string) string {
-	return WorkflowBlobPrefix(projectID, documentID, workflowID) + "manifest.json"
-}

@@ -61,7 +61,7 @@ func show(ctx context.Context, a *app, id string, o showOptions) error {
 	case o.text:
 		return printText(ctx, b.Repo, b.Blobs, ref, stdout)
 	case o.graph:
-		raw, err := readResult(ctx, b.Blobs, steps.GraphKey(ref))
+		raw, err := readResult(ctx, b.Blobs, pipeline.GraphBlobKey(ref))
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func orText(a, b string) string {
 }
 
 func printSummary(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, w io.Writer) error {
-	raw, err := readResult(ctx, blobs, steps.SummaryKey(ref))
+	raw, err := readResult(ctx, blobs, pipeline.SummaryBlobKey(ref))
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func showJSON(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, 
 		}
 		token = next
 	}
-	out.Summary, _ = readResult(ctx, blobs, steps.SummaryKey(ref))
-	out.Graph, _ = readResult(ctx, blobs, steps.GraphKey(ref))
+	out.Summary, _ = readResult(ctx, blobs, pipeline.SummaryBlobKey(ref))
+	out.Graph, _ = readResult(ctx, blobs, pipeline.GraphBlobKey(ref))
 	return writeJSON(w, out)
 }

@@ -53,7 +53,7 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (
 		// A re-run of failed segments leaves finished batches alone.
 		return outcome{message: fmt.Sprintf("batch %d: already analysed", b.Batch)}, nil
 	}
-	key := BatchAnalysisKey(in.Workflow, b.Batch)
+	key := pipeline.BatchAnalysisBlobKey(in.Workflow, b.Batch)
 	earlier, err := h.earlierEntries(ctx, key)
 	if err != nil {
 		return outcome{}, err

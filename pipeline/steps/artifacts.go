@@ -6,31 +6,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
-// Blobs one workflow writes, under pipeline.WorkflowBlobPrefix:
-//
-//	prep.json                     what segment_prep found (format, pages)
-//	units.json                    one entry per segment: kind, size, OCR state
-//	segments/000001/text.txt      each segment's text (one PUT per segment)
-//	manifest.json                 the batches the Distributed Map fans out
-//	analysis/batch-000001.json    analysis of one batch (one PUT per batch)
-//	graph.json, summary.json      document results
-//
-// Analysis is written per batch rather than per segment to keep S3 PUTs
-// near one per page.
-
-const (
-	artifactPrep     = "prep.json"
-	artifactUnits    = "units.json"
-	artifactGraph    = "graph.json"
-	artifactSummary  = "summary.json"
-	maxArtifactBytes = 256 << 20
-)
+// maxArtifactBytes bounds what a step loads of one artifact an earlier
+// step wrote.
+const maxArtifactBytes = 256 << 20
 
 // prepInfo is what segment_prep learned about the document.
 type prepInfo struct {
@@ -51,24 +34,6 @@ type unitInfo struct {
 	SkipReason string `json:"skip_reason,omitempty"` // OCR unavailable
 	OCRError   string `json:"ocr_error,omitempty"`   // OCR ran and failed
 }
-
-func artifactKey(ref pipeline.WorkflowRef, name string) string {
-	return pipeline.WorkflowBlobPrefix(ref.ProjectID, ref.DocumentID, ref.WorkflowID) + name
-}
-
-// SegmentTextKey is where a segment's text is stored.
-func SegmentTextKey(ref pipeline.WorkflowRef, index int) string {
-	return pipeline.SegmentBlobPrefix(ref.ProjectID, ref.DocumentID, ref.WorkflowID, index) + "text.txt"
-}
-
-// BatchAnalysisKey is where the analysis of one manifest batch is stored.
-func BatchAnalysisKey(ref pipeline.WorkflowRef, batch int) string {
-	return artifactKey(ref, fmt.Sprintf("analysis/batch-%06d.json", batch))
-}
-
-// GraphKey and SummaryKey locate a workflow's document results.
-func GraphKey(ref pipeline.WorkflowRef) string   { return artifactKey(ref, artifactGraph) }
-func SummaryKey(ref pipeline.WorkflowRef) string { return artifactKey(ref, artifactSummary) }
 
 func (h *handlers) putJSON(ctx context.Context, key string, v any) error {
 	b, err := json.Marshal(v)

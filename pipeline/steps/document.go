@@ -40,7 +40,7 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput) (outc
 		}
 		prep.Pages = n
 	}
-	if err := h.putJSON(ctx, artifactKey(in.Workflow, artifactPrep), prep); err != nil {
+	if err := h.putJSON(ctx, pipeline.PrepBlobKey(in.Workflow), prep); err != nil {
 		return outcome{}, err
 	}
 	mime := prep.MIMEType
@@ -82,7 +82,7 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (out
 			continue
 		}
 		text := u.Text
-		key := SegmentTextKey(in.Workflow, i+1)
+		key := pipeline.SegmentTextBlobKey(in.Workflow, i+1)
 		g.Go(func() error {
 			if err := blob.PutBytes(gctx, h.Blobs, key, []byte(text)); err != nil {
 				return storageErr("write segment text", err)
@@ -94,7 +94,7 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (out
 	if err := g.Wait(); err != nil {
 		return outcome{}, err
 	}
-	if err := h.putJSON(ctx, artifactKey(in.Workflow, artifactUnits), infos); err != nil {
+	if err := h.putJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), infos); err != nil {
 		return outcome{}, err
 	}
 	total := len(infos)
@@ -120,7 +120,7 @@ func (h *handlers) extract(ctx context.Context, prep prepInfo, path string) ([]e
 // with the reason when no OCR engine is installed.
 func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, error) {
 	var units []unitInfo
-	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactUnits), &units); err != nil {
+	if err := h.getJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), &units); err != nil {
 		return outcome{}, err
 	}
 	var todo []int
@@ -141,7 +141,7 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, err
 		for _, i := range todo {
 			units[i].SkipReason = reason
 		}
-		if err := h.putJSON(ctx, artifactKey(in.Workflow, artifactUnits), units); err != nil {
+		if err := h.putJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), units); err != nil {
 			return outcome{}, err
 		}
 		return outcome{status: pipeline.StepSkipped, message: fmt.Sprintf("%d pages skipped: %s", len(todo), reason)}, nil
@@ -155,7 +155,7 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, err
 	if err != nil {
 		return outcome{}, err
 	}
-	if err := h.putJSON(ctx, artifactKey(in.Workflow, artifactUnits), units); err != nil {
+	if err := h.putJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), units); err != nil {
 		return outcome{}, err
 	}
 	return outcome{message: fmt.Sprintf("%d of %d pages recognised with %s", recognized, len(todo), h.OCR.Name())}, nil
@@ -164,7 +164,7 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, err
 // segmentBuilder writes the segment items and the manifest of batches.
 func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput) (outcome, error) {
 	var units []unitInfo
-	if err := h.getJSON(ctx, artifactKey(in.Workflow, artifactUnits), &units); err != nil {
+	if err := h.getJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), &units); err != nil {
 		return outcome{}, err
 	}
 	segs := make([]pipeline.Segment, len(units))
@@ -175,7 +175,7 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput) (o
 			Kind:       u.Kind,
 			Status:     pipeline.SegmentPending,
 			Source:     "text",
-			TextKey:    SegmentTextKey(in.Workflow, u.Index),
+			TextKey:    pipeline.SegmentTextBlobKey(in.Workflow, u.Index),
 			Chars:      u.Chars,
 		}
 		if u.NeedsOCR {
@@ -193,7 +193,7 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput) (o
 		return outcome{}, storageErr("write segments", err)
 	}
 	manifest := BuildManifest(len(units), h.Definition.BatchSize)
-	key := pipeline.ManifestBlobKey(in.Workflow.ProjectID, in.Workflow.DocumentID, in.Workflow.WorkflowID)
+	key := pipeline.ManifestBlobKey(in.Workflow)
 	if err := h.putJSON(ctx, key, manifest); err != nil {
 		return outcome{}, err
 	}

@@ -63,7 +63,7 @@ func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep
 			units[i].OCRError = reasons[i]
 			continue
 		}
-		if err := blob.PutBytes(ctx, h.Blobs, SegmentTextKey(ref, units[i].Index), []byte(texts[i])); err != nil {
+		if err := blob.PutBytes(ctx, h.Blobs, pipeline.SegmentTextBlobKey(ref, units[i].Index), []byte(texts[i])); err != nil {
 			return 0, storageErr("write OCR text", err)
 		}
 		units[i].OCRDone = true

@@ -18,12 +18,12 @@ type DocumentSummary = analyze.DocumentSummary
 // 30,000-page document never has all its results in memory at once.
 func (h *handlers) forEachAnalysis(ctx context.Context, ref pipeline.WorkflowRef, fn func(BatchEntry)) error {
 	var manifest []pipeline.Batch
-	if err := h.getJSON(ctx, pipeline.ManifestBlobKey(ref.ProjectID, ref.DocumentID, ref.WorkflowID), &manifest); err != nil {
+	if err := h.getJSON(ctx, pipeline.ManifestBlobKey(ref), &manifest); err != nil {
 		return err
 	}
 	for _, b := range manifest {
 		var entries []BatchEntry
-		if err := h.getJSON(ctx, BatchAnalysisKey(ref, b.Batch), &entries); err != nil {
+		if err := h.getJSON(ctx, pipeline.BatchAnalysisBlobKey(ref, b.Batch), &entries); err != nil {
 			return err
 		}
 		for _, e := range entries {
@@ -48,7 +48,7 @@ func (h *handlers) graphBuilder(ctx context.Context, in pipeline.StepInput) (out
 		return outcome{}, err
 	}
 	g := gb.Graph()
-	if err := h.putJSON(ctx, GraphKey(in.Workflow), g); err != nil {
+	if err := h.putJSON(ctx, pipeline.GraphBlobKey(in.Workflow), g); err != nil {
 		return outcome{}, err
 	}
 	return outcome{message: fmt.Sprintf("%d nodes, %d edges", len(g.Nodes), len(g.Edges))}, nil
@@ -66,7 +66,7 @@ func (h *handlers) documentSummarizer(ctx context.Context, in pipeline.StepInput
 		return outcome{}, err
 	}
 	s := sb.Summary()
-	if err := h.putJSON(ctx, SummaryKey(in.Workflow), s); err != nil {
+	if err := h.putJSON(ctx, pipeline.SummaryBlobKey(in.Workflow), s); err != nil {
 		return outcome{}, err
 	}
 	return outcome{message: fmt.Sprintf("%d words, language %s", s.Words, s.Language)}, nil

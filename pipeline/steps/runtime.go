@@ -254,7 +254,7 @@ func (h *handlers) downloadSource(ctx context.Context, ref pipeline.WorkflowRef)
 // the document itself in a temp file, for the steps that read both.
 func (h *handlers) preparedSource(ctx context.Context, ref pipeline.WorkflowRef) (prepInfo, string, func(), error) {
 	var prep prepInfo
-	if err := h.getJSON(ctx, artifactKey(ref, artifactPrep), &prep); err != nil {
+	if err := h.getJSON(ctx, pipeline.PrepBlobKey(ref), &prep); err != nil {
 		return prep, "", nil, err
 	}
 	path, cleanup, err := h.downloadSource(ctx, ref)

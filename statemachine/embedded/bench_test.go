@@ -33,7 +33,7 @@ func benchOrchestration(b *testing.B, batchSize int) {
 	}
 	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "d", WorkflowID: "w"}
 	manifest, _ := json.Marshal(steps.BuildManifest(segments, batchSize))
-	key := pipeline.ManifestBlobKey(ref.ProjectID, ref.DocumentID, ref.WorkflowID)
+	key := pipeline.ManifestBlobKey(ref)
 	if err := blobs.Put(ctx, key, bytesReader(manifest)); err != nil {
 		b.Fatal(err)
 	}

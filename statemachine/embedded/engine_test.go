@@ -227,7 +227,7 @@ func TestFailedSegmentsRerun(t *testing.T) {
 		t.Errorf("after re-run: %+v", prog)
 	}
 	var batch1 []steps.BatchEntry
-	raw, err := blob.GetBytes(ctx, hiding.Store, steps.BatchAnalysisKey(reg.Ref(), 1), 1<<20)
+	raw, err := blob.GetBytes(ctx, hiding.Store, pipeline.BatchAnalysisBlobKey(reg.Ref(), 1), 1<<20)
 	if err != nil || json.Unmarshal(raw, &batch1) != nil || len(batch1) != 2 {
 		t.Fatalf("batch 1 analysis: %s, %v", raw, err)
 	}

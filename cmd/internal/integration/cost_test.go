@@ -68,7 +68,7 @@ func TestCostPerPage(t *testing.T) {
 	writes, puts := sum(counts, dynamoWrites), sum(counts, s3Puts)
 	parent, children, childNote := transitions(t, d, res.ExecutionID)
 	ref := res.Registration.Ref()
-	manifest, err := blob.GetBytes(t.Context(), d.B.Blobs, pipeline.ManifestBlobKey(ref.ProjectID, ref.DocumentID, ref.WorkflowID), 1<<24)
+	manifest, err := blob.GetBytes(t.Context(), d.B.Blobs, pipeline.ManifestBlobKey(ref), 1<<24)
 	if err != nil {
 		t.Fatal(err)
 	}

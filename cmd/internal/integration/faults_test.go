@@ -18,7 +18,6 @@ import (
 	"github.com/docpipe/docpipe/pipeline/driver/awstest"
 	"github.com/docpipe/docpipe/pipeline/driver/s3blob"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
-	"github.com/docpipe/docpipe/pipeline/steps"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 )
 
@@ -98,11 +97,11 @@ func readResults(t *testing.T, b *backend.Backend, r pipeline.Registration) resu
 		res.Segments = append(res.Segments, string(s.Status)+":"+string(text))
 	}
 	ref := r.Ref()
-	sum, err := blob.GetBytes(ctx, b.Blobs, steps.SummaryKey(ref), 1<<24)
+	sum, err := blob.GetBytes(ctx, b.Blobs, pipeline.SummaryBlobKey(ref), 1<<24)
 	if err != nil {
 		t.Fatalf("summary: %v", err)
 	}
-	graph, err := blob.GetBytes(ctx, b.Blobs, steps.GraphKey(ref), 1<<24)
+	graph, err := blob.GetBytes(ctx, b.Blobs, pipeline.GraphBlobKey(ref), 1<<24)
 	if err != nil {
 		t.Fatalf("graph: %v", err)
 	}
