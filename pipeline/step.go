@@ -55,7 +55,13 @@ type CaughtError struct {
 
 // StepInput is the payload of every task.
 type StepInput struct {
-	Step     string       `json:"step"`
+	Step string `json:"step"`
+	// Handler names the registered handler when it is not Step itself: a
+	// builtin under another stage name, or a generic user-stage handler.
+	Handler string `json:"handler,omitempty"`
+	// Skip asks the handler to record the stage as skipped: its `when`
+	// condition did not match the document.
+	Skip     bool         `json:"skip,omitempty"`
 	Workflow WorkflowRef  `json:"workflow"`
 	Batch    *Batch       `json:"batch,omitempty"` // segment_batch stages
 	Error    *CaughtError `json:"error,omitempty"` // workflow_failed
@@ -96,17 +102,23 @@ func (r *Registry) Lookup(name string) (Handler, bool) {
 	return h, ok
 }
 
-// Invoke dispatches a payload on its "step" field: the Lambda entry point.
+// Invoke dispatches a payload on its "handler" field, or its "step" field
+// when it has none: the Lambda entry point.
 func (r *Registry) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	var head struct {
-		Step string `json:"step"`
+		Step    string `json:"step"`
+		Handler string `json:"handler"`
 	}
 	if err := json.Unmarshal(payload, &head); err != nil {
 		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("payload is not JSON: %v", err)}
 	}
-	h, ok := r.Lookup(head.Step)
+	name := head.Step
+	if head.Handler != "" {
+		name = head.Handler
+	}
+	h, ok := r.Lookup(name)
 	if !ok {
-		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("unknown step %q", head.Step)}
+		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("unknown step %q", name)}
 	}
 	return h.Invoke(ctx, payload)
 }

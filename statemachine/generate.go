@@ -58,7 +58,10 @@ const (
 	StateWorkflowFailed = pipeline.StepWorkflowFailed
 	StateFinalize       = pipeline.StepFinalize
 	StateFailed         = "Failed"
-	StateAnalyzeBatch   = "analyze_batch"
+	// StateSegmentBatches is the Distributed Map that runs the segment
+	// stages once per manifest batch. Like the other generated names it
+	// holds a space, which stage names cannot, so none can collide.
+	StateSegmentBatches = "segment batches"
 )
 
 // ErrorWorkflowFailed is the error a failed execution ends with.
@@ -99,22 +102,15 @@ func Generate(def pipeline.Definition, mode Mode) ([]byte, error) {
 		return nil, fmt.Errorf("statemachine: unknown mode %q", mode)
 	}
 	g := generator{def: def, mode: mode}
+	body, err := g.stages()
+	if err != nil {
+		return nil, err
+	}
 	sm := &asl.StateMachine{
 		Comment: fmt.Sprintf("%s pipeline, %s task mode. Generated from the pipeline definition by `make generate`; do not edit.", def.Name, mode),
-		StartAt: def.Stages[0].Name,
+		StartAt: body[0].start,
 	}
-	var stages []namedState
-	for _, st := range def.Stages {
-		switch st.Scope {
-		case pipeline.ScopeDocument:
-			stages = append(stages, namedState{st.Name, g.documentTask(st)})
-		case pipeline.ScopeSegment:
-			stages = append(stages, namedState{st.Name, g.batchMap(st)})
-		default:
-			return nil, fmt.Errorf("statemachine: stage %q has unknown scope %q", st.Name, st.Scope)
-		}
-	}
-	sequence(&sm.States, StateFinalize, stages...)
+	chain(&sm.States, StateFinalize, body...)
 
 	final := g.task(pipeline.StepFinalize, stepPayload(pipeline.StepFinalize), pipeline.DefaultRetry, true, bookkeepingTimeoutSeconds)
 	final.Catch = catchAll()
@@ -210,42 +206,34 @@ func stepPayload(step string, extra ...asl.TemplateField) *asl.Template {
 
 // documentTask is a stage run once per workflow.
 func (g generator) documentTask(st pipeline.Stage) *asl.Task {
-	t := g.task(st.Name, stepPayload(st.Name), st.Retry, st.Retryable, st.TimeoutSeconds)
+	t := g.task(st.Name, stagePayload(st), st.Retry, st.Retryable, st.TimeoutSeconds)
 	t.Catch = catchAll()
 	return t
 }
 
-// batchMap fans a segment stage out over the manifest's batches with a
-// Distributed Map. Only batch bounds travel; the handler reads segments from
-// the table and blob store.
-func (g generator) batchMap(st pipeline.Stage) *asl.Map {
-	inner := g.task(st.Name, stepPayload(st.Name, asl.DynamicField("batch", "$.batch")), st.Retry, st.Retryable, st.TimeoutSeconds)
-	// A child execution's output is gathered by the Map before its own
-	// ResultPath drops it; an empty output keeps 30,000 pages far from the
-	// payload limit.
-	inner.OutputPath = asl.NullPath()
-	return g.distributedMap(namedState{StateAnalyzeBatch, inner})
-}
-
-// distributedMap runs steps, in sequence, once per batch of the segment
-// manifest, each batch a child execution.
-func (g generator) distributedMap(steps ...namedState) *asl.Map {
+// distributedMap runs the blocks, in sequence, once per batch of the
+// segment manifest, each batch a child execution.
+func (g generator) distributedMap(blocks ...block) *asl.Map {
+	selector := []asl.TemplateField{asl.DynamicField("workflow", "$.workflow"), asl.DynamicField("batch", "$$.Map.Item.Value")}
+	if g.usesDocAttrs() {
+		selector = append(selector, asl.DynamicField(docAttrsField, "$."+docAttrsField))
+	}
 	m := &asl.Map{
 		ItemReader: &asl.ItemReader{
 			Resource:     asl.ResourceS3GetObject,
 			ReaderConfig: &asl.ReaderConfig{InputType: asl.ReaderInputTypeJSON},
 			Parameters:   asl.Object(asl.DynamicField("Bucket", "$.bucket"), asl.DynamicField("Key", "$.manifest_key")),
 		},
-		ItemSelector: asl.Object(asl.DynamicField("workflow", "$.workflow"), asl.DynamicField("batch", "$$.Map.Item.Value")),
+		ItemSelector: asl.Object(selector...),
 		ItemProcessor: &asl.ItemProcessor{
 			ProcessorConfig: &asl.ProcessorConfig{Mode: asl.ModeDistributed, ExecutionType: asl.ExecutionStandard},
-			Machine:         asl.Machine{StartAt: steps[0].name},
+			Machine:         asl.Machine{StartAt: blocks[0].start},
 		},
 		MaxConcurrency: new(g.def.MaxConcurrency),
 		ResultPath:     asl.NullReferencePath(),
 		Catch:          catchAll(),
 	}
-	sequence(&m.ItemProcessor.States, "", steps...)
+	chain(&m.ItemProcessor.States, "", blocks...)
 	return m
 }
 
@@ -267,17 +255,27 @@ func (g generator) task(step string, payload *asl.Template, retry pipeline.Retry
 	case ModeActivity:
 		t.Resource = "${" + VarActivityARNPrefix + "}" + step
 		t.Parameters = payload
-		t.HeartbeatSeconds = new(TaskHeartbeatSeconds)
+		t.HeartbeatSeconds = heartbeat(timeout)
 	case ModeQueue:
 		body := asl.Object(append([]asl.TemplateField{asl.DynamicField(QueueTaskTokenField, "$$.Task.Token")}, payload.Fields...)...)
 		t.Resource = "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
 		t.Parameters = asl.Object(asl.Field("QueueUrl", "${"+VarTaskQueueURL+"}"), asl.NestedField("MessageBody", body))
-		t.HeartbeatSeconds = new(TaskHeartbeatSeconds)
+		t.HeartbeatSeconds = heartbeat(timeout)
 	}
 	if retryable && retry.MaxAttempts > 0 {
 		t.Retry = append(t.Retry, transientRetrier(retry))
 	}
 	return t
+}
+
+// heartbeat is the HeartbeatSeconds of a worker-served task: none when the
+// task's own timeout is that short anyway (ASL wants the heartbeat below
+// the timeout, and the workers beat at a fixed interval).
+func heartbeat(timeout int) *int {
+	if timeout > 0 && timeout <= TaskHeartbeatSeconds {
+		return nil
+	}
+	return new(TaskHeartbeatSeconds)
 }
 
 // lambdaRetriers retry the Lambda service's own faults.

@@ -80,27 +80,33 @@ func TestGenerateShapes(t *testing.T) {
 		if sm.StartAt != pipeline.StepSegmentPrep {
 			t.Errorf("%s: StartAt = %q", mode, sm.StartAt)
 		}
-		// Every stage is a state, chained in definition order, and every
-		// stage routes failures to the recorder.
-		for i, st := range def.Stages {
-			s, ok := sm.States[st.Name]
+		// Document stages are top-level states and the segment stage runs
+		// inside the Distributed Map, chained in definition order; every
+		// top-level state routes failures to the recorder.
+		top := []string{pipeline.StepSegmentPrep, pipeline.StepFormatParser, pipeline.StepOCR, pipeline.StepSegmentBuilder,
+			StateSegmentBatches, pipeline.StepGraphBuilder, pipeline.StepDocumentSummarizer}
+		for i, name := range top {
+			s, ok := sm.States[name]
 			if !ok {
-				t.Fatalf("%s: no state %q", mode, st.Name)
+				t.Fatalf("%s: no state %q", mode, name)
 			}
 			want := StateFinalize
-			if i+1 < len(def.Stages) {
-				want = def.Stages[i+1].Name
+			if i+1 < len(top) {
+				want = top[i+1]
 			}
 			if s["Next"] != want {
-				t.Errorf("%s: %s.Next = %v, want %s", mode, st.Name, s["Next"], want)
+				t.Errorf("%s: %s.Next = %v, want %s", mode, name, s["Next"], want)
 			}
 			if !strings.Contains(string(mustJSON(t, s["Catch"])), StateWorkflowFailed) {
-				t.Errorf("%s: %s does not catch into %s", mode, st.Name, StateWorkflowFailed)
+				t.Errorf("%s: %s does not catch into %s", mode, name, StateWorkflowFailed)
 			}
 		}
-		m := sm.States[pipeline.StepSegmentAnalyzer]
+		m := sm.States[StateSegmentBatches]
 		if m["Type"] != "Map" {
-			t.Fatalf("%s: segment_analyzer is %v, want a Map", mode, m["Type"])
+			t.Fatalf("%s: %q is %v, want a Map", mode, StateSegmentBatches, m["Type"])
+		}
+		if !strings.Contains(string(mustJSON(t, m["ItemProcessor"])), `"`+pipeline.StepSegmentAnalyzer+`"`) {
+			t.Errorf("%s: the Map does not run %s", mode, pipeline.StepSegmentAnalyzer)
 		}
 		if strings.Contains(string(raw), "ItemBatcher") {
 			t.Errorf("%s: uses ItemBatcher, which the emulators cannot parse", mode)
