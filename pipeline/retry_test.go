@@ -1,0 +1,136 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+func TestBackoffIsJitteredAndCapped(t *testing.T) {
+	t.Parallel()
+	for n := range 12 {
+		base := time.Duration(1<<min(n, 6)) * time.Millisecond
+		for range 50 {
+			if d := backoff(n); d < base/2 || d >= base*3/2 {
+				t.Fatalf("backoff(%d) = %v, want in [%v, %v)", n, d, base/2, base*3/2)
+			}
+		}
+	}
+}
+
+// recordSleeps makes a repository's retries wait for nothing and records
+// how long they would have waited.
+func recordSleeps(r *Repository) *[]time.Duration {
+	var waits []time.Duration
+	r.sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return ctx.Err()
+	}
+	return &waits
+}
+
+func TestRetryGivesUpAsConflict(t *testing.T) {
+	t.Parallel()
+	r := NewRepository(nil)
+	waits := recordSleeps(r)
+	calls := 0
+	err := r.retry(t.Context(), func() string { return "thing x" }, func() error { calls++; return errLostRace })
+	if !errors.Is(err, table.ErrTransactionConflict) || !strings.Contains(err.Error(), "thing x keeps changing") {
+		t.Fatalf("err = %v, want a conflict naming the write", err)
+	}
+	if calls != maxAttempts || len(*waits) != maxAttempts-1 {
+		t.Fatalf("%d attempts, %d waits; want %d and %d", calls, len(*waits), maxAttempts, maxAttempts-1)
+	}
+}
+
+func TestRetryStopsOnOtherErrorsAndCancellation(t *testing.T) {
+	t.Parallel()
+	r := NewRepository(nil)
+	recordSleeps(r)
+	boom := errors.New("boom")
+	calls := 0
+	if err := r.retry(t.Context(), nil, func() error { calls++; return boom }); err != boom || calls != 1 {
+		t.Fatalf("err = %v after %d calls, want boom after 1", err, calls)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	calls = 0
+	if err := r.retry(ctx, nil, func() error { calls++; return errLostRace }); !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Fatalf("err = %v after %d calls, want context.Canceled after 1", err, calls)
+	}
+}
+
+// conflicting fails the first n transactions as a DynamoDB transaction
+// conflict would.
+type conflicting struct {
+	table.Table
+	n int
+}
+
+func (c *conflicting) Transact(ctx context.Context, actions []table.TxAction) error {
+	if c.n > 0 {
+		c.n--
+		return table.ErrTransactionConflict
+	}
+	return c.Table.Transact(ctx, actions)
+}
+
+// Every optimistic write backs off the same way between tries.
+func TestWritesBackOffOnConflicts(t *testing.T) {
+	t.Parallel()
+	tb, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	ct := &conflicting{Table: tb}
+	r := NewRepository(ct)
+	waits := recordSleeps(r)
+	ctx := t.Context()
+	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
+	wf := Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}
+	ref := WorkflowRef{ProjectID: "p", DocumentID: "d", WorkflowID: "w"}
+	stage := "parse"
+	for _, w := range []struct {
+		name  string
+		write func() error
+	}{
+		{"create workflow", func() error { return r.CreateWorkflow(ctx, doc, wf, []Stage{{Name: stage}}) }},
+		{"transition step", func() error {
+			_, err := r.TransitionStep(ctx, ref, stage, []StepStatus{StepPending}, StepInProgress, "")
+			return err
+		}},
+		{"set workflow status", func() error {
+			_, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "")
+			return err
+		}},
+		{"finish segment", func() error {
+			_, err := r.FinishSegment(ctx, "w", 1, SegmentDone, SegmentResult{})
+			return err
+		}},
+	} {
+		if w.name == "finish segment" {
+			if err := r.PutSegments(ctx, []Segment{{WorkflowID: "w", Index: 1}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		*waits = nil
+		ct.n = 2
+		if err := w.write(); err != nil {
+			t.Fatalf("%s: %v", w.name, err)
+		}
+		if len(*waits) != 2 || (*waits)[0] >= 3*time.Millisecond/2 || (*waits)[1] < time.Millisecond {
+			t.Errorf("%s waited %v, want two growing backoffs", w.name, *waits)
+		}
+	}
+	p, err := r.GetProgress(ctx, "w")
+	if err != nil || p.Steps[stage].Status != StepInProgress || p.Status != WorkflowInProgress || p.SegmentsDone != 1 {
+		t.Fatalf("progress after the writes = %+v, %v", p, err)
+	}
+}

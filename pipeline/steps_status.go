@@ -1,0 +1,225 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// GetProgress reads the step item of a workflow.
+func (r *Repository) GetProgress(ctx context.Context, workflowID string) (StepProgress, error) {
+	var p StepProgress
+	return p, r.get(ctx, StepKey(workflowID), &p)
+}
+
+// TransitionStep moves one step from one of the from states to to, in one
+// transaction with its TRANSITION# audit item. Only that step's attributes
+// change. It returns applied=false, err=nil when the step is already in to
+// (a retried change that committed before); a step in any other state gives
+// an error matching ErrStale and table.ErrConditionFailed.
+func (r *Repository) TransitionStep(ctx context.Context, ref WorkflowRef, step string, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
+	if err := validName("step", step); err != nil {
+		return false, err
+	}
+	if len(from) == 0 {
+		return false, fmt.Errorf("pipeline: transition of %s with no from state", step)
+	}
+	// With one possible from state the audit record knows it; with several,
+	// read the step first so the record says which one it was.
+	cur := from[0]
+	if len(from) > 1 {
+		st, done, err := r.stepFrom(ctx, ref.WorkflowID, step, from, to)
+		if err != nil || done {
+			return false, err
+		}
+		cur = st
+	}
+	applied := false
+	what := func() string { return fmt.Sprintf("step %s of %s", step, ref.WorkflowID) }
+	err := r.retry(ctx, what, func() error {
+		actions, err := r.transitionActions(ref.WorkflowID, step, cur, to, errMsg)
+		if err != nil {
+			return err
+		}
+		err = r.t.Transact(ctx, actions)
+		if err == nil {
+			applied = true
+			return nil
+		}
+		if !lostRace(err) {
+			return fmt.Errorf("pipeline: transition %s of %s: %w", step, ref.WorkflowID, err)
+		}
+		st, done, err := r.stepFrom(ctx, ref.WorkflowID, step, from, to)
+		if err != nil || done {
+			return err
+		}
+		cur = st
+		return errLostRace
+	})
+	return applied, err
+}
+
+// stepFrom reads the state a step moves from; done when it is already in to
+// (a retried change that committed before), ErrStale when it is in a state
+// other than from.
+func (r *Repository) stepFrom(ctx context.Context, workflowID, step string, from []StepStatus, to StepStatus) (StepStatus, bool, error) {
+	st, err := r.stepStatus(ctx, workflowID, step)
+	switch {
+	case err != nil:
+		return "", false, err
+	case st == to:
+		return "", true, nil
+	case !slices.Contains(from, st):
+		return "", false, fmt.Errorf("%w: step %s of %s is %s, not %v", ErrStale, step, workflowID, st, from)
+	}
+	return st, false, nil
+}
+
+func (r *Repository) transitionActions(workflowID, step string, from, to StepStatus, errMsg string) ([]table.TxAction, error) {
+	now := r.now().UTC()
+	at := FormatTime(now)
+	updates := []table.Update{
+		table.Set{Path: stepPath(step, "status"), Value: string(to)},
+		setOrRemove(stepPath(step, "error"), errMsg),
+		table.Set{Path: pathUpdatedAt, Value: at},
+	}
+	switch to {
+	case StepInProgress:
+		updates = append(updates, table.Set{Path: stepPath(step, "started_at"), Value: at})
+	case StepCompleted, StepFailed, StepSkipped:
+		updates = append(updates, table.Set{Path: stepPath(step, "ended_at"), Value: at})
+	}
+	tr := Transition{ID: NewIDAt(now), WorkflowID: workflowID, Step: step, From: from, To: to, Error: errMsg, At: at}
+	audit, err := entityItem(TransitionKey(workflowID, tr.ID), tr)
+	if err != nil {
+		return nil, err
+	}
+	if r.transitionTTL > 0 {
+		audit[table.AttrTTL] = float64(now.Add(r.transitionTTL).Unix())
+	}
+	return []table.TxAction{
+		table.TxUpdate{Key: StepKey(workflowID), Updates: updates, Cond: table.Equals{Path: stepPath(step, "status"), Value: string(from)}},
+		table.TxPut{Item: audit, Cond: table.NotExists{Path: table.AttrPK}},
+	}, nil
+}
+
+// stepStatus reads one step's current status.
+func (r *Repository) stepStatus(ctx context.Context, workflowID, step string) (StepStatus, error) {
+	p, err := r.GetProgress(ctx, workflowID)
+	if err != nil {
+		return "", err
+	}
+	st, ok := p.Steps[step]
+	if !ok {
+		return "", fmt.Errorf("pipeline: workflow %s has no step %q: %w", workflowID, step, ErrNotFound)
+	}
+	return st.Status, nil
+}
+
+// SetWorkflowStatus moves a workflow from one of the from states to to on
+// both workflow items and the step item, in one transaction. The status
+// index entry is rewritten, or removed for a completed workflow (the index
+// is sparse: it holds only what someone waits on or must look at). The
+// idempotency rule is TransitionStep's.
+func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) (bool, error) {
+	if len(from) == 0 {
+		return false, fmt.Errorf("pipeline: status change of %s with no from state", ref.WorkflowID)
+	}
+	applied := false
+	what := func() string { return "workflow " + ref.WorkflowID }
+	err := r.retry(ctx, what, func() error {
+		err := r.t.Transact(ctx, r.statusActions(ref, from, to, errMsg))
+		if err == nil {
+			applied = true
+			return nil
+		}
+		if !lostRace(err) {
+			return fmt.Errorf("pipeline: set status of %s: %w", ref.WorkflowID, err)
+		}
+		p, err := r.GetProgress(ctx, ref.WorkflowID)
+		switch {
+		case err != nil:
+			return err
+		case p.Status == to:
+			return nil
+		case !slices.Contains(from, p.Status):
+			return fmt.Errorf("%w: workflow %s is %s, not %v", ErrStale, ref.WorkflowID, p.Status, from)
+		}
+		return errLostRace
+	})
+	return applied, err
+}
+
+func (r *Repository) statusActions(ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) []table.TxAction {
+	now := r.now().UTC()
+	fromValues := make([]any, len(from))
+	for i, f := range from {
+		fromValues[i] = string(f)
+	}
+	cond := table.In{Path: pathStatus, Values: fromValues}
+	wfUpdates := []table.Update{
+		table.Set{Path: pathStatus, Value: string(to)},
+		setOrRemove(pathError, errMsg),
+		table.Set{Path: pathUpdatedAt, Value: now.Format(time.RFC3339Nano)},
+	}
+	updated := FormatTime(now)
+	stepUpdates := []table.Update{
+		table.Set{Path: pathStatus, Value: string(to)},
+		setOrRemove(pathError, errMsg),
+		table.Set{Path: pathUpdatedAt, Value: updated},
+	}
+	if to == WorkflowCompleted {
+		stepUpdates = append(stepUpdates, table.Remove{Path: table.AttrGSI1PK}, table.Remove{Path: table.AttrGSI1SK})
+	} else {
+		stepUpdates = append(stepUpdates,
+			table.Set{Path: table.AttrGSI1PK, Value: StatusIndexPK(StatusShard(ref.WorkflowID))},
+			table.Set{Path: table.AttrGSI1SK, Value: StatusIndexSK(to, updated, ref.WorkflowID)})
+	}
+	return []table.TxAction{
+		table.TxUpdate{Key: ProjectWorkflowKey(ref.ProjectID, ref.WorkflowID), Updates: wfUpdates, Cond: cond},
+		table.TxUpdate{Key: WorkflowKey(ref.DocumentID, ref.WorkflowID), Updates: wfUpdates, Cond: cond},
+		table.TxUpdate{Key: StepKey(ref.WorkflowID), Updates: stepUpdates, Cond: cond},
+	}
+}
+
+// ListTransitions returns a workflow's audit records, oldest first.
+func (r *Repository) ListTransitions(ctx context.Context, workflowID string) ([]Transition, error) {
+	items, err := queryAll(ctx, r.t, table.Query{PK: StepKey(workflowID).PK, SKPrefix: PrefixTransition})
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll[Transition](items)
+}
+
+// ListByStatus returns up to limit workflows in status, most recently
+// updated first, from the status index: every shard is queried at once and
+// the results merged. limit <= 0 returns them all. A completed workflow is
+// not in the index, so asking for completed returns nothing.
+func (r *Repository) ListByStatus(ctx context.Context, status WorkflowStatus, limit int) ([]StepProgress, error) {
+	shards := make([][]table.Item, StatusShards)
+	g, gctx := errgroup.WithContext(ctx)
+	for shard := range StatusShards {
+		g.Go(func() error {
+			q := table.Query{Index: table.IndexGSI1, PK: StatusIndexPK(shard), SKPrefix: string(status) + "#", Reverse: true, Limit: limit}
+			items, err := queryUpTo(gctx, r.t, q, limit)
+			shards[shard] = items
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	merged := slices.Concat(shards...)
+	sk := func(it table.Item) string { s, _ := it[table.AttrGSI1SK].(string); return s }
+	slices.SortFunc(merged, func(a, b table.Item) int { return strings.Compare(sk(b), sk(a)) })
+	if limit > 0 && len(merged) > limit {
+		merged = merged[:limit]
+	}
+	return decodeAll[StepProgress](merged)
+}
