@@ -102,15 +102,6 @@ func lambdaHandler(h pipeline.Handler) func(context.Context, json.RawMessage) (j
 	}
 }
 
-// Steps are every task the state machine hands out.
-func allSteps() []string {
-	var steps []string
-	for _, st := range pipelinefile.Default().Stages {
-		steps = append(steps, st.Name)
-	}
-	return append(steps, pipeline.StepFinalize, pipeline.StepWorkflowFailed)
-}
-
 type workerFlags struct {
 	queue       string
 	prefix      string
@@ -175,7 +166,7 @@ func parseWorkerFlags(args []string, getenv func(string) string, stderr io.Write
 	host, _ := os.Hostname()
 	fs.StringVar(&f.queue, "queue", getenv(backend.EnvTaskQueueURL), "URL of the SQS queue a queue-mode state machine sends tasks to; serves it instead of activities [$"+backend.EnvTaskQueueURL+"]")
 	fs.StringVar(&f.prefix, "activity-prefix", getenv(backend.EnvActivityPrefix), "activity ARN prefix (or name prefix, completed from "+backend.EnvStateMachineARN+") [$"+backend.EnvActivityPrefix+"]")
-	fs.StringVar(&f.steps, "steps", strings.Join(allSteps(), ","), "comma-separated steps to serve (activities only: a queue carries every step)")
+	fs.StringVar(&f.steps, "steps", strings.Join(pipelinefile.Default().StepNames(), ","), "comma-separated steps to serve (activities only: a queue carries every step)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "tasks run at once (plus, for activities, polls outstanding; 0: the number of activities served, at least 2 per core)")
 	fs.IntVar(&f.parallelism, "parallelism", 0, "work inside one task at once (0: cores)")
 	fs.DurationVar(&f.heartbeat, "heartbeat", sfn.DefaultHeartbeat, fmt.Sprintf("heartbeat interval; must beat at least twice within the definition's HeartbeatSeconds (%ds)", statemachine.TaskHeartbeatSeconds))
@@ -215,7 +206,7 @@ func activityARNs(prefix, stateMachineARN, steps string) ([]string, error) {
 		prefix = p
 	}
 	known := map[string]bool{}
-	for _, s := range allSteps() {
+	for _, s := range pipelinefile.Default().StepNames() {
 		known[s] = true
 	}
 	var arns []string

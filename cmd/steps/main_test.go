@@ -96,7 +96,7 @@ func TestWorkerConfig(t *testing.T) {
 	if _, err := activityARNs("arn:aws:states:eu-west-1:1:activity:p-", "", "nope"); err == nil || !strings.Contains(err.Error(), "unknown step") {
 		t.Errorf("unknown step: %v", err)
 	}
-	all, err := activityARNs("arn:aws:states:eu-west-1:1:activity:p-", "", strings.Join(allSteps(), ","))
+	all, err := activityARNs("arn:aws:states:eu-west-1:1:activity:p-", "", strings.Join(pipelinefile.Default().StepNames(), ","))
 	if err != nil || len(all) != len(pipelinefile.Default().Stages)+2 {
 		t.Errorf("all steps: %d, %v", len(all), err)
 	}
