@@ -193,6 +193,16 @@ var (
 	alwaysFalse = expression.And(expression.Name(table.AttrPK).AttributeExists(), expression.Name(table.AttrPK).AttributeNotExists())
 )
 
+// condExpr builds a write's condition expression. Without a condition it
+// is the zero Expression, whose condition, names and values are all nil.
+func condExpr(c table.Cond, now int64, need bool) (expression.Expression, error) {
+	cb, ok, err := writeCond(c, now, need)
+	if err != nil || !ok {
+		return expression.Expression{}, err
+	}
+	return expression.NewBuilder().WithCondition(cb).Build()
+}
+
 // writeCond turns a typed condition into the condition of a write. An
 // expired item must look absent to the condition, as it does to reads, so
 // the condition is joined with the item's liveness: a condition that holds

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/docpipe/docpipe/pipeline/table"
@@ -26,11 +25,7 @@ func (t *Table) putInput(item table.Item, cond table.Cond) (*dynamodb.PutItemInp
 		return nil, err
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(t.name), Item: av}
-	cb, ok, err := writeCond(cond, t.nowUnix(), false)
-	if err != nil || !ok {
-		return in, err
-	}
-	expr, err := expression.NewBuilder().WithCondition(cb).Build()
+	expr, err := condExpr(cond, t.nowUnix(), false)
 	if err != nil {
 		return nil, err
 	}

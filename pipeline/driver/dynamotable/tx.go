@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -111,11 +110,7 @@ func (t *Table) txItem(a table.TxAction, guarded *bool, at *int64) (types.Transa
 		if err := checkKey(x.Key); err != nil {
 			return types.TransactWriteItem{}, table.Key{}, err
 		}
-		cb, _, err := writeCond(x.Cond, now, true)
-		if err != nil {
-			return types.TransactWriteItem{}, table.Key{}, err
-		}
-		expr, err := expression.NewBuilder().WithCondition(cb).Build()
+		expr, err := condExpr(x.Cond, now, true)
 		if err != nil {
 			return types.TransactWriteItem{}, table.Key{}, err
 		}
