@@ -22,7 +22,6 @@ type Table struct {
 	client *dynamodb.Client
 	name   string
 	now    func() time.Time
-	limit  int
 }
 
 var _ table.Table = (*Table)(nil)
@@ -36,18 +35,9 @@ func WithClock(now func() time.Time) Option {
 	return func(t *Table) { t.now = now }
 }
 
-// WithDefaultLimit sets the page size used when a Query has no Limit.
-func WithDefaultLimit(n int) Option {
-	return func(t *Table) {
-		if n > 0 {
-			t.limit = n
-		}
-	}
-}
-
 // New returns a Table on the existing DynamoDB table tableName.
 func New(client *dynamodb.Client, tableName string, opts ...Option) *Table {
-	t := &Table{client: client, name: tableName, now: time.Now, limit: DefaultLimit}
+	t := &Table{client: client, name: tableName, now: time.Now}
 	for _, o := range opts {
 		o(t)
 	}

@@ -42,7 +42,7 @@ func (t *Table) Query(ctx context.Context, q table.Query) (table.Page, error) {
 	}
 	limit := q.Limit
 	if limit <= 0 {
-		limit = t.limit
+		limit = DefaultLimit
 	}
 
 	sk := expression.Key(skName)

@@ -61,25 +61,24 @@ var _ table.Table = (*Table)(nil)
 type Option func(*config)
 
 type config struct {
-	now         func() time.Time
-	busyTimeout time.Duration
-	readers     int
+	now func() time.Time
 }
+
+const (
+	// busyTimeout is how long a write waits for another process holding
+	// the database lock.
+	busyTimeout = 10 * time.Second
+	// readers is the size of the read connection pool.
+	readers = 4
+)
 
 // WithClock injects the clock that decides which items have expired.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
-// WithBusyTimeout sets how long a write waits for another process holding
-// the database lock (default 10s).
-func WithBusyTimeout(d time.Duration) Option { return func(c *config) { c.busyTimeout = d } }
-
-// WithReaders sets the size of the read connection pool (default 4).
-func WithReaders(n int) Option { return func(c *config) { c.readers = n } }
-
 // Open opens (creating if needed) the database at path. ":memory:" gives a
 // private in-memory database on a single connection.
 func Open(path string, opts ...Option) (*Table, error) {
-	cfg := config{now: time.Now, busyTimeout: 10 * time.Second, readers: 4}
+	cfg := config{now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -87,7 +86,7 @@ func Open(path string, opts ...Option) (*Table, error) {
 		return nil, errors.New("sqlitetable: empty path")
 	}
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busyTimeout.Milliseconds()))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(0)")
 	if path != ":memory:" {
 		q.Add("_pragma", "journal_mode(WAL)")
@@ -126,15 +125,15 @@ func Open(path string, opts ...Option) (*Table, error) {
 		return t, nil
 	}
 	rq := url.Values{}
-	rq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busyTimeout.Milliseconds()))
+	rq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	rq.Add("_pragma", "query_only(1)")
 	reader, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
 	if err != nil {
 		writer.Close()
 		return nil, interpretError(err)
 	}
-	reader.SetMaxOpenConns(max(cfg.readers, 1))
-	reader.SetMaxIdleConns(max(cfg.readers, 1))
+	reader.SetMaxOpenConns(readers)
+	reader.SetMaxIdleConns(readers)
 	t.reader = reader
 	return t, nil
 }
