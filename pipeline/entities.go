@@ -66,8 +66,12 @@ type Workflow struct {
 	TotalSegments int               `json:"total_segments"`
 	Preprocessing map[string]string `json:"preprocessing,omitempty"` // stage → status
 	Error         string            `json:"error,omitempty"`
-	CreatedAt     time.Time         `json:"created_at"`
-	UpdatedAt     time.Time         `json:"updated_at"`
+	// Pipeline and PipelineVersion name the stored pipeline version the
+	// workflow runs; set at creation, never changed (re-runs keep them).
+	Pipeline        string    `json:"pipeline,omitempty"`
+	PipelineVersion int       `json:"pipeline_version,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 }
 
 // StepState is one step's entry in the step item.
@@ -93,6 +97,8 @@ type StepProgress struct {
 	SegmentsFailed  int                  `json:"segments_failed"`
 	SegmentsSkipped int                  `json:"segments_skipped"`
 	Error           string               `json:"error,omitempty"`
+	Pipeline        string               `json:"pipeline,omitempty"`
+	PipelineVersion int                  `json:"pipeline_version,omitempty"`
 	UpdatedAt       string               `json:"updated_at"`
 }
 
