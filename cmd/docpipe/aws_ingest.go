@@ -94,13 +94,7 @@ func (a awsIngest) rerun(ctx context.Context, workflowID string, stdout io.Write
 		return err
 	}
 	defer b.Close()
-	wf, _, err := findWorkflow(ctx, b.Repo, workflowID)
-	if err != nil {
-		return err
-	}
-	reg := pipeline.Registration{Workflow: wf}
-	ig := &pipeline.Ingester{Repo: b.Repo, Definition: pipelinefile.Default(), Bucket: a.bucket}
-	reset, err := b.Repo.PrepareRerun(ctx, reg.Ref(), ig.Definition)
+	reset, arn, err := rerunOnAWS(ctx, b, clients, a.stateMachine, workflowID)
 	if err != nil {
 		return err
 	}
@@ -108,11 +102,20 @@ func (a awsIngest) rerun(ctx context.Context, workflowID string, stdout io.Write
 		fmt.Fprintf(stdout, "%s: nothing to re-run (completed, no failed segments)\n", workflowID)
 		return nil
 	}
-	ex := &sfn.Executor{API: clients.SFN, StateMachineARN: a.stateMachine, Repo: b.Repo}
-	arn, err := ex.StartRerun(ctx, ig.ExecutionInput(reg), sfn.NextRerunAttempt(wf.ExecutionID))
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(stdout, "%s: re-running %s as %s\n", workflowID, strings.Join(reset, ", "), arn)
 	return nil
+}
+
+// rerunOnAWS readies a workflow for a re-run and starts it as a new
+// execution, returning the stages reset (none: nothing started) and the
+// execution's ARN.
+func rerunOnAWS(ctx context.Context, b *backend.Backend, clients backend.AWSClients, stateMachine, workflowID string) ([]string, string, error) {
+	ig := &pipeline.Ingester{Repo: b.Repo, Definition: pipelinefile.Default(), Bucket: b.Bucket}
+	reg, reset, err := prepareRerun(ctx, b.Repo, ig.Definition, workflowID)
+	if err != nil || len(reset) == 0 {
+		return reset, "", err
+	}
+	ex := &sfn.Executor{API: clients.SFN, StateMachineARN: stateMachine, Repo: b.Repo}
+	arn, err := ex.StartRerun(ctx, ig.ExecutionInput(reg), sfn.NextRerunAttempt(reg.Workflow.ExecutionID))
+	return reset, arn, err
 }

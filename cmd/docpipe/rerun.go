@@ -47,16 +47,11 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 	if err := lp.backend.LockHome(); err != nil {
 		return err
 	}
-	repo := lp.backend.Repo
-	wf, _, err := findWorkflow(ctx, repo, id)
+	reg, reset, err := prepareRerun(ctx, lp.backend.Repo, lp.ingester.Definition, id)
 	if err != nil {
 		return err
 	}
-	reg := pipeline.Registration{Workflow: wf}
-	reset, err := repo.PrepareRerun(ctx, reg.Ref(), lp.ingester.Definition)
-	if err != nil {
-		return err
-	}
+	wf := reg.Workflow
 	if len(reset) == 0 {
 		fmt.Fprintf(stdout, "%s: nothing to re-run (completed, no failed segments)\n", wf.ID)
 		return nil
@@ -78,4 +73,17 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 		return exitError{1}
 	}
 	return nil
+}
+
+// prepareRerun readies a finished workflow for a re-run of what failed
+// (`docpipe rerun`, locally and on AWS, and the dashboard's re-run button).
+// It returns the stages it reset: none means there is nothing to re-run.
+func prepareRerun(ctx context.Context, repo *pipeline.Repository, def pipeline.Definition, id string) (pipeline.Registration, []string, error) {
+	wf, _, err := findWorkflow(ctx, repo, id)
+	if err != nil {
+		return pipeline.Registration{}, nil, err
+	}
+	reg := pipeline.Registration{Workflow: wf}
+	reset, err := repo.PrepareRerun(ctx, reg.Ref(), def)
+	return reg, reset, err
 }

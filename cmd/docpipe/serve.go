@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/cmd/internal/dashboard"
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/statemachine/sfn"
+)
+
+func init() { addCommand(newServeCmd) }
+
+func newServeCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Web dashboard and JSON API: upload documents and follow analyses",
+		Long: `Serve the dashboard: analyses in progress with live progress, failures
+with their reasons and a re-run button, projects and their documents, one
+analysis's steps, segments, summary, graph and audit trail, and uploads.
+Every asset is built in; the pages reach no other host.
+
+On this machine (--home) it also processes what is uploaded, like
+` + "`docpipe work`" + `, after any ` + "`docpipe run`" + ` on the same home has finished. On AWS
+(--table, --bucket, --state-machine) it reads DynamoDB and S3 and starts
+executions on Step Functions, as ` + "`docpipe ingest`" + ` does.
+
+It listens on 127.0.0.1 unless told otherwise; any other address needs a
+token (--token or ` + dashboard.EnvToken + `), sent as "Authorization: Bearer TOKEN" or
+set as a cookie by opening /?token=TOKEN once.`,
+		Example: `  docpipe serve
+  docpipe serve --home /tmp/dp --listen 127.0.0.1:9000
+  DOCPIPE_TOKEN=s3cret docpipe serve --listen 0.0.0.0:8080
+  docpipe serve --table T --bucket B --state-machine ARN`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	f := newRunFlags(a, cmd.Flags())
+	listen := cmd.Flags().String("listen", "127.0.0.1:8080", "address to listen on (host:port)")
+	token := cmd.Flags().String("token", os.Getenv(dashboard.EnvToken), "token every request must carry; required off loopback [$"+dashboard.EnvToken+"]")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := dashboard.CheckListen(*listen, *token); err != nil {
+			return usageError{err}
+		}
+		return serve(cmd.Context(), f, *listen, *token, nil)
+	}
+	return cmd
+}
+
+// serve runs the dashboard until ctx ends. ready, when set, receives the
+// address it listens on (tests listen on port 0).
+func serve(ctx context.Context, f *runFlags, listen, token string, ready func(addr string)) error {
+	logger := slog.New(slog.NewTextHandler(f.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var worker func(context.Context) error
+	opts := dashboard.Options{Token: token, Project: f.project, Logger: logger}
+	if f.onAWS() {
+		ai := awsIngest{app: f.app}
+		b, clients, err := ai.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		ig := &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket}
+		if err := ig.EnsureProject(ctx, f.project, f.project); err != nil {
+			return err
+		}
+		opts.Repo, opts.Blobs = b.Repo, b.Blobs
+		opts.Starter = &awsStarter{b: b, clients: clients, ingester: ig, stateMachine: f.stateMachine}
+	} else {
+		lp, err := openLocalPipeline(ctx, f, f.stderr)
+		if err != nil {
+			return err
+		}
+		defer lp.Close()
+		ls := newLocalStarter(lp, f.concurrency, logger)
+		opts.Repo, opts.Blobs, opts.Starter, worker = lp.backend.Repo, lp.backend.Blobs, ls, ls.work
+	}
+	srv, err := dashboard.New(opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.stdout, "docpipe dashboard on http://%s/\n", ln.Addr())
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return gctx },
+	}
+	g.Go(func() error {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error { srv.Run(gctx); return nil })
+	if worker != nil {
+		g.Go(func() error { return worker(gctx) })
+	}
+	g.Go(func() error {
+		<-gctx.Done()
+		shut, cancel := context.WithTimeout(context.WithoutCancel(gctx), 5*time.Second)
+		defer cancel()
+		return hs.Shutdown(shut)
+	})
+	err = g.Wait()
+	if ctx.Err() != nil {
+		return nil // interrupted: a normal way to stop a server
+	}
+	return err
+}
+
+// localStarter registers uploads in the local home and runs them on the
+// embedded engine, like `docpipe work`, once this process holds the home
+// lock (a `docpipe run` on the same home finishes first).
+type localStarter struct {
+	lp          *localPipeline
+	concurrency int
+	logger      *slog.Logger
+	locked      chan struct{} // closed once the home lock is held
+	queue       chan pipeline.Registration
+
+	mu      sync.Mutex
+	running map[string]bool
+}
+
+func newLocalStarter(lp *localPipeline, concurrency int, logger *slog.Logger) *localStarter {
+	return &localStarter{
+		lp: lp, concurrency: max(1, concurrency), logger: logger,
+		locked: make(chan struct{}), queue: make(chan pipeline.Registration, 1024),
+		running: map[string]bool{},
+	}
+}
+
+func (s *localStarter) Upload(ctx context.Context, project, fileName string, body io.Reader) (pipeline.Registration, error) {
+	if err := s.lp.ingester.EnsureProject(ctx, project, project); err != nil {
+		return pipeline.Registration{}, err
+	}
+	reg, err := s.lp.ingester.Register(ctx, pipeline.IngestRequest{
+		ProjectID: project, FileName: fileName, FileURI: "upload:" + fileName, Body: body, Reuse: true,
+	})
+	if err != nil {
+		return reg, err
+	}
+	if !finished(reg.Workflow.Status) {
+		err = s.enqueue(ctx, reg)
+	}
+	return reg, err
+}
+
+func (s *localStarter) Rerun(ctx context.Context, workflowID string) ([]string, error) {
+	select {
+	case <-s.locked:
+	default:
+		return nil, dashboard.ErrBusy
+	}
+	reg, reset, err := prepareRerun(ctx, s.lp.backend.Repo, s.lp.ingester.Definition, workflowID)
+	if err != nil || len(reset) == 0 {
+		return reset, err
+	}
+	return reset, s.enqueue(ctx, reg)
+}
+
+func (s *localStarter) enqueue(ctx context.Context, reg pipeline.Registration) error {
+	select {
+	case s.queue <- reg:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// work waits for the home lock, takes up what is unfinished, then runs
+// what is queued until ctx ends.
+func (s *localStarter) work(ctx context.Context) error {
+	if err := s.lp.backend.LockHome(); err != nil {
+		if !errors.Is(err, backend.ErrBusy) {
+			return err
+		}
+		s.logger.Info("waiting for another docpipe process on this home to finish before processing", "home", s.lp.backend.Home)
+		if err := s.lp.backend.WaitLockHome(ctx); err != nil {
+			return nil // stopped while waiting
+		}
+	}
+	close(s.locked)
+	var g errgroup.Group
+	g.SetLimit(s.concurrency)
+	// Runs record their outcome in the table; g only bounds concurrency.
+	defer func() { _ = g.Wait() }()
+	for _, st := range []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress} {
+		list, err := s.lp.backend.Repo.ListByStatus(ctx, st, maxUnfinished)
+		if err != nil {
+			return err
+		}
+		for _, p := range list {
+			s.run(ctx, &g, pipeline.Registration{Workflow: pipeline.Workflow{ID: p.WorkflowID, ProjectID: p.ProjectID, DocumentID: p.DocumentID}})
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case reg := <-s.queue:
+			s.run(ctx, &g, reg)
+		}
+	}
+}
+
+// run starts one workflow unless it is running already.
+func (s *localStarter) run(ctx context.Context, g *errgroup.Group, reg pipeline.Registration) {
+	id := reg.Workflow.ID
+	s.mu.Lock()
+	if s.running[id] {
+		s.mu.Unlock()
+		return
+	}
+	s.running[id] = true
+	s.mu.Unlock()
+	g.Go(func() error {
+		defer func() {
+			s.mu.Lock()
+			delete(s.running, id)
+			s.mu.Unlock()
+		}()
+		if err := s.lp.engine.Run(ctx, s.lp.ingester.ExecutionInput(reg)); err != nil && ctx.Err() == nil {
+			s.logger.Debug("execution ended with an error", "workflow", id, "error", err)
+		}
+		return nil
+	})
+}
+
+// awsStarter registers uploads in DynamoDB and S3 and starts them on Step
+// Functions, as `docpipe ingest` does on AWS.
+type awsStarter struct {
+	b            *backend.Backend
+	clients      backend.AWSClients
+	ingester     *pipeline.Ingester
+	stateMachine string
+}
+
+func (s *awsStarter) Upload(ctx context.Context, project, fileName string, body io.Reader) (pipeline.Registration, error) {
+	if err := s.ingester.EnsureProject(ctx, project, project); err != nil {
+		return pipeline.Registration{}, err
+	}
+	reg, err := s.ingester.Register(ctx, pipeline.IngestRequest{
+		ProjectID: project, FileName: fileName, FileURI: "upload:" + fileName, Body: body, Reuse: true,
+	})
+	if err != nil || finished(reg.Workflow.Status) {
+		return reg, err
+	}
+	ex := &sfn.Executor{API: s.clients.SFN, StateMachineARN: s.stateMachine, Repo: s.b.Repo}
+	_, err = ex.Start(ctx, s.ingester.ExecutionInput(reg))
+	return reg, err
+}
+
+func (s *awsStarter) Rerun(ctx context.Context, workflowID string) ([]string, error) {
+	reset, _, err := rerunOnAWS(ctx, s.b, s.clients, s.stateMachine, workflowID)
+	return reset, err
+}

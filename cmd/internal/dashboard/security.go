@@ -1,0 +1,83 @@
+package dashboard
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// EnvToken names the environment variable `docpipe serve` reads the token
+// from when --token is not given.
+const EnvToken = "DOCPIPE_TOKEN"
+
+// tokenCookie carries the token after one visit to /?token=...
+const tokenCookie = "docpipe_token"
+
+// contentSecurityPolicy allows nothing but this server's own scripts,
+// styles and images: no inline script, no outside host.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'"
+
+// CheckListen refuses to expose the dashboard beyond this machine without a
+// token: any address other than a loopback one needs it.
+func CheckListen(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if token != "" || isLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("listening on %s reaches beyond this machine: set a token (--token or %s) or listen on 127.0.0.1", addr, EnvToken)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireToken accepts a request that carries the token as
+// "Authorization: Bearer <token>" or in the cookie. Visiting any page with
+// ?token=<token> sets the cookie (HttpOnly, SameSite=Strict) and redirects
+// to the same page without the token in its address.
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	ok := func(got string) bool { return subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 }
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found && ok(got) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if c, err := r.Cookie(tokenCookie); err == nil && ok(c.Value) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if q := r.URL.Query(); r.Method == http.MethodGet && q.Has("token") && ok(q.Get("token")) {
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+			q.Del("token")
+			u := *r.URL
+			u.RawQuery = q.Encode()
+			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="docpipe"`)
+		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <token>, or open /?token=<token> once")
+	})
+}

@@ -1,0 +1,123 @@
+// Package dashboard is `docpipe serve`: server-rendered pages and a JSON
+// API over the pipeline repository and blob store. The handlers know
+// neither SQLite nor DynamoDB: they read through *pipeline.Repository and
+// blob.Store and start work through a Starter, which the command wires to
+// the embedded engine or to Step Functions.
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/extract"
+)
+
+// Starter turns uploads into analyses and re-runs failed ones. The local
+// implementation queues them on the in-process engine; the AWS one starts
+// Step Functions executions.
+type Starter interface {
+	// Upload registers one file of the project and starts its analysis.
+	// fileName is metadata only: it never becomes part of a blob key.
+	Upload(ctx context.Context, project, fileName string, body io.Reader) (pipeline.Registration, error)
+	// Rerun readies a finished analysis for a re-run of what failed and
+	// starts it. It returns the steps reset; none means nothing to re-run.
+	Rerun(ctx context.Context, workflowID string) ([]string, error)
+}
+
+// ErrBusy is what a Starter returns when it cannot take work right now;
+// the API answers 409.
+var ErrBusy = errors.New("the server cannot start work now: another docpipe process holds the state home")
+
+// Options configure a Server.
+type Options struct {
+	Repo    *pipeline.Repository
+	Blobs   blob.Store
+	Starter Starter
+	// Project is where uploads go and which project the projects page
+	// opens first.
+	Project string
+	// MaxUploadBytes bounds one uploaded file (0: the limit `docpipe run`
+	// applies, extract.DefaultLimits.MaxFileBytes).
+	MaxUploadBytes int64
+	// Token, when set, is required on every request (see auth.go).
+	Token string
+	// PollInterval is how often the live stream reads the status index
+	// (0: one second), whatever the number of browsers.
+	PollInterval time.Duration
+	Logger       *slog.Logger
+}
+
+// Server serves the dashboard.
+type Server struct {
+	opts  Options
+	live  *broker
+	pages *pageSet
+}
+
+// New checks o and returns a server.
+func New(o Options) (*Server, error) {
+	if o.Repo == nil || o.Blobs == nil || o.Starter == nil {
+		return nil, errors.New("dashboard: Repo, Blobs and Starter are required")
+	}
+	if o.Project == "" {
+		o.Project = "default"
+	}
+	if o.MaxUploadBytes <= 0 {
+		o.MaxUploadBytes = extract.DefaultLimits.MaxFileBytes
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	pages, err := loadPages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, pages: pages}
+	s.live = newBroker(func(ctx context.Context) (Snapshot, error) { return s.snapshot(ctx) })
+	return s, nil
+}
+
+// Run drives the live stream's single poller until ctx ends.
+func (s *Server) Run(ctx context.Context) { s.live.run(ctx, s.opts.PollInterval) }
+
+// Handler returns every route behind the security layers: headers on every
+// response, the token when one is set, and cross-origin protection for
+// state-changing requests.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /assets/", assetHandler())
+
+	mux.HandleFunc("GET /{$}", s.overviewPage)
+	mux.HandleFunc("GET /failed", s.failedPage)
+	mux.HandleFunc("GET /projects", s.projectsPage)
+	mux.HandleFunc("GET /analyses/{id}", s.analysisPage)
+	mux.HandleFunc("GET /analyses/{id}/graph.svg", s.graphSVG)
+	mux.HandleFunc("GET /upload", s.uploadPage)
+
+	mux.HandleFunc("GET /api/analyses", s.apiList)
+	mux.HandleFunc("GET /api/analyses/{id}", s.apiAnalysis)
+	mux.HandleFunc("GET /api/analyses/{id}/segments", s.apiSegments)
+	mux.HandleFunc("GET /api/analyses/{id}/segments/{index}", s.apiSegment)
+	mux.HandleFunc("GET /api/analyses/{id}/summary", s.apiSummary)
+	mux.HandleFunc("POST /api/uploads", s.apiUpload)
+	mux.HandleFunc("POST /api/analyses/{id}/rerun", s.apiRerun)
+	mux.HandleFunc("GET /api/events", s.apiEvents)
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
+	})
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusForbidden, "cross-site request refused")
+	}))
+	return securityHeaders(requireToken(s.opts.Token, cop.Handler(mux)))
+}

@@ -1,0 +1,148 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+)
+
+// progressView is one analysis as the pages and the API show it: the step
+// item's counters with what a progress bar needs.
+type progressView struct {
+	WorkflowID      string `json:"workflow_id"`
+	ProjectID       string `json:"project_id"`
+	FileName        string `json:"file_name"`
+	Status          string `json:"status"`
+	CurrentStep     string `json:"current_step"`
+	SegmentsTotal   int    `json:"segments_total"`
+	SegmentsDone    int    `json:"segments_done"`
+	SegmentsFailed  int    `json:"segments_failed"`
+	SegmentsSkipped int    `json:"segments_skipped"`
+	Percent         int    `json:"percent"`
+	Error           string `json:"error,omitempty"`
+	UpdatedAt       string `json:"updated_at"`
+}
+
+// stepNames is the order steps are shown in.
+var stepNames = pipelinefile.Default().StepNames()
+
+func newProgressView(p pipeline.StepProgress) progressView {
+	finished := p.SegmentsDone + p.SegmentsFailed + p.SegmentsSkipped
+	pct := 0
+	switch {
+	case p.Status == pipeline.WorkflowCompleted:
+		pct = 100
+	case p.TotalSegments > 0:
+		pct = min(100, finished*100/p.TotalSegments)
+	}
+	return progressView{
+		WorkflowID: p.WorkflowID, ProjectID: p.ProjectID, FileName: p.FileName, Status: string(p.Status),
+		CurrentStep: currentStep(p), SegmentsTotal: p.TotalSegments, SegmentsDone: p.SegmentsDone,
+		SegmentsFailed: p.SegmentsFailed, SegmentsSkipped: p.SegmentsSkipped, Percent: pct,
+		Error: p.Error, UpdatedAt: p.UpdatedAt,
+	}
+}
+
+// currentStep names the first step in pipeline order that is running, or
+// the workflow's status when none is.
+func currentStep(p pipeline.StepProgress) string {
+	for _, name := range stepNames {
+		if p.Steps[name].Status == pipeline.StepInProgress {
+			return name
+		}
+	}
+	for name, st := range p.Steps { // a step of a pipeline file the default does not know
+		if st.Status == pipeline.StepInProgress {
+			return name
+		}
+	}
+	if p.Status == pipeline.WorkflowPending {
+		return "waiting"
+	}
+	return string(p.Status)
+}
+
+// stepView is one row of the step timeline.
+type stepView struct {
+	Name      string  `json:"name"`
+	Label     string  `json:"label,omitempty"`
+	Status    string  `json:"status"`
+	StartedAt string  `json:"started_at,omitempty"`
+	EndedAt   string  `json:"ended_at,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// Took renders the step's duration for the timeline.
+func (s stepView) Took() string {
+	if s.StartedAt == "" || s.EndedAt == "" {
+		return ""
+	}
+	d := time.Duration(s.Seconds * float64(time.Second))
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+func stepViews(p pipeline.StepProgress) []stepView {
+	var out []stepView
+	seen := map[string]bool{}
+	add := func(name string, st pipeline.StepState) {
+		v := stepView{Name: name, Label: st.Label, Status: string(st.Status), StartedAt: st.StartedAt, EndedAt: st.EndedAt, Error: st.Error}
+		start, err1 := time.Parse(time.RFC3339Nano, st.StartedAt)
+		end, err2 := time.Parse(time.RFC3339Nano, st.EndedAt)
+		if err1 == nil && err2 == nil && !end.Before(start) {
+			v.Seconds = end.Sub(start).Seconds()
+		}
+		out = append(out, v)
+		seen[name] = true
+	}
+	for _, name := range stepNames {
+		if st, ok := p.Steps[name]; ok {
+			add(name, st)
+		}
+	}
+	for name, st := range p.Steps {
+		if !seen[name] {
+			add(name, st)
+		}
+	}
+	return out
+}
+
+// analysisView is GET /api/analyses/{id}.
+type analysisView struct {
+	Workflow    pipeline.Workflow     `json:"workflow"`
+	Progress    progressView          `json:"progress"`
+	Steps       []stepView            `json:"steps"`
+	Transitions []pipeline.Transition `json:"transitions"`
+}
+
+// loadAnalysis reads a workflow known only by its id: the step item names
+// its document, under which the workflow metadata lives.
+func (s *Server) loadAnalysis(ctx context.Context, id string, withTransitions bool) (analysisView, error) {
+	repo := s.opts.Repo
+	prog, err := repo.GetProgress(ctx, id)
+	if err != nil {
+		return analysisView{}, fmt.Errorf("analysis %s: %w", id, err)
+	}
+	wf, err := repo.GetWorkflow(ctx, prog.DocumentID, id)
+	if err != nil {
+		return analysisView{}, fmt.Errorf("analysis %s: %w", id, err)
+	}
+	v := analysisView{Workflow: wf, Progress: newProgressView(prog), Steps: stepViews(prog), Transitions: []pipeline.Transition{}}
+	if withTransitions {
+		trs, err := repo.ListTransitions(ctx, id)
+		if err != nil {
+			return analysisView{}, err
+		}
+		if trs != nil {
+			v.Transitions = trs
+		}
+	}
+	return v, nil
+}
