@@ -70,9 +70,6 @@ const ErrorWorkflowFailed = "WorkflowFailed"
 // LocalResource is the task resource of a step in ModeLocal.
 func LocalResource(step string) string { return "docpipe:local:" + step }
 
-// ActivityName is the activity serving a step, under a deployment prefix.
-func ActivityName(prefix, step string) string { return prefix + step }
-
 // lambdaServiceErrors are the Lambda service faults AWS recommends retrying.
 var lambdaServiceErrors = []string{
 	"Lambda.ServiceException",
@@ -202,13 +199,6 @@ func link(st asl.State, next string) {
 func stepPayload(step string, extra ...asl.TemplateField) *asl.Template {
 	fields := []asl.TemplateField{asl.Field("step", step), asl.DynamicField("workflow", "$.workflow")}
 	return asl.Object(append(fields, extra...)...)
-}
-
-// documentTask is a stage run once per workflow.
-func (g generator) documentTask(st pipeline.Stage) *asl.Task {
-	t := g.task(st.Name, stagePayload(st), st.Retry, st.Retryable, st.TimeoutSeconds)
-	t.Catch = catchAll()
-	return t
 }
 
 // distributedMap runs the blocks, in sequence, once per batch of the

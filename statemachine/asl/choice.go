@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 )
 
 // ChoiceRule is a Choice state rule: a comparison (Variable + one operator),
@@ -185,6 +184,3 @@ func (r *ChoiceRule) MarshalJSON() ([]byte, error) {
 	buf.WriteByte('}')
 	return buf.Bytes(), err
 }
-
-// IsPathOperator reports whether op compares against another path's value.
-func IsPathOperator(op string) bool { return strings.HasSuffix(op, "Path") }

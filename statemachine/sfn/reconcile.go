@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"golang.org/x/sync/errgroup"
 
@@ -102,7 +103,7 @@ func (r *Reconciler) HandleStatusChange(ctx context.Context, ev StatusChange) (O
 	if stale, err := r.supersededExecution(ctx, wfID, ev.ExecutionARN); err != nil || stale {
 		return OutcomeIgnored, err
 	}
-	return r.markFailed(ctx, wfID, reason(ev.Status, deref(ev.Error), deref(ev.Cause)))
+	return r.markFailed(ctx, wfID, reason(ev.Status, aws.ToString(ev.Error), aws.ToString(ev.Cause)))
 }
 
 // supersededExecution reports whether execARN is not the workflow's current
@@ -140,13 +141,6 @@ func workflowOf(ev StatusChange) (string, bool) {
 		return WorkflowOfExecution(ev.Name), true
 	}
 	return "", false
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func reason(status, errName, cause string) string {
