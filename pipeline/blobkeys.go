@@ -12,6 +12,9 @@ import "fmt"
 //	manifest.json                 the batches the Distributed Map fans out
 //	analysis/batch-000001.json    analysis of one batch (one PUT per batch)
 //	graph.json, summary.json      document results
+//	doc.json                      what format_parser learned: format, language, pages
+//	stages/<name>/output.json     a user's document stage's output
+//	stages/<name>/batch-000001.jsonl  a user's segment stage's outputs for one batch
 //
 // Analysis is written per batch rather than per segment to keep S3 PUTs
 // near one per page. Indices are zero-padded to 6 digits so that listing
@@ -51,3 +54,18 @@ func BatchAnalysisBlobKey(ref WorkflowRef, batch int) string {
 // GraphBlobKey and SummaryBlobKey locate a workflow's document results.
 func GraphBlobKey(ref WorkflowRef) string   { return workflowBlobKey(ref, "graph.json") }
 func SummaryBlobKey(ref WorkflowRef) string { return workflowBlobKey(ref, "summary.json") }
+
+// DocAttrsBlobKey is the document's attributes (format, language, pages)
+// that format_parser found, which `when` conditions match on.
+func DocAttrsBlobKey(ref WorkflowRef) string { return workflowBlobKey(ref, "doc.json") }
+
+// StageOutputBlobKey is the output of a user's document-scope stage.
+func StageOutputBlobKey(ref WorkflowRef, stage string) string {
+	return workflowBlobKey(ref, "stages/"+stage+"/output.json")
+}
+
+// StageBatchBlobKey is the output of a user's segment-scope stage for one
+// manifest batch: JSON Lines, one line per segment.
+func StageBatchBlobKey(ref WorkflowRef, stage string, batch int) string {
+	return workflowBlobKey(ref, fmt.Sprintf("stages/%s/batch-%06d.jsonl", stage, batch))
+}

@@ -20,6 +20,9 @@ func TestBlobLayout(t *testing.T) {
 		{pipeline.BatchAnalysisBlobKey(ref, 7), "p/d/w/analysis/batch-000007.json"},
 		{pipeline.GraphBlobKey(ref), "p/d/w/graph.json"},
 		{pipeline.SummaryBlobKey(ref), "p/d/w/summary.json"},
+		{pipeline.DocAttrsBlobKey(ref), "p/d/w/doc.json"},
+		{pipeline.StageOutputBlobKey(ref, "enrich"), "p/d/w/stages/enrich/output.json"},
+		{pipeline.StageBatchBlobKey(ref, "redact", 7), "p/d/w/stages/redact/batch-000007.jsonl"},
 		{pipeline.SegmentTextBlobKey(ref, 1_000_000-1), "p/d/w/segments/999999/text.txt"},
 	} {
 		if k.got != k.want {

@@ -125,9 +125,9 @@ const FormatImage = "image"
 
 // DocAttrs are what a When matches on: known once format_parser ran.
 type DocAttrs struct {
-	Format   string // as sniffed, e.g. "pdf"
-	Language string // ISO 639-1; "" when not known
-	Pages    int
+	Format   string `json:"format"`   // as sniffed, e.g. "pdf"
+	Language string `json:"language"` // ISO 639-1; "" when not known
+	Pages    int    `json:"pages"`
 }
 
 // Matches reports whether doc satisfies w and, when it does not, why. A nil

@@ -73,6 +73,9 @@ type StepOutput struct {
 	Step    string `json:"step"`
 	Skipped bool   `json:"skipped,omitempty"` // already done by an earlier attempt
 	Message string `json:"message,omitempty"`
+	// Doc is what format_parser learned about the document; the state
+	// machine keeps it for the stages' `when` conditions.
+	Doc *DocAttrs `json:"doc,omitempty"`
 }
 
 // Registry maps step names to handlers.
