@@ -25,11 +25,11 @@ const (
 // Snapshot is one reading of the status index.
 type Snapshot struct {
 	At      string         `json:"at"`
-	Counts  map[string]int `json:"counts"`   // pending, in_progress, failed
-	Capped  bool           `json:"capped"`   // some count stopped at CountUpTo
-	Running []progressView `json:"running"`  // in progress, then pending; newest first
-	Failed  []progressView `json:"failed"`   // newest first
-	Changed []string       `json:"changed"`  // analyses that moved since the last snapshot, or left the index
+	Counts  map[string]int `json:"counts"`  // pending, in_progress, failed
+	Capped  bool           `json:"capped"`  // some count stopped at CountUpTo
+	Running []progressView `json:"running"` // in progress, then pending; newest first
+	Failed  []progressView `json:"failed"`  // newest first
+	Changed []string       `json:"changed"` // analyses that moved since the last snapshot, or left the index
 	Error   string         `json:"error,omitempty"`
 }
 

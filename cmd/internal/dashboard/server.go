@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -111,7 +112,22 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/uploads", s.apiUpload)
 	mux.HandleFunc("POST /api/analyses/{id}/rerun", s.apiRerun)
 	mux.HandleFunc("GET /api/events", s.apiEvents)
+	// Unknown API routes answer in JSON too; a known route asked with the
+	// wrong method gets 405 and the methods it allows.
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "/api/" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+			return
+		}
 		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
 	})
 
