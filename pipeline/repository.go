@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline/table"
@@ -30,6 +31,11 @@ type Repository struct {
 	now           func() time.Time
 	sleep         func(context.Context, time.Duration) error // between retries
 	transitionTTL time.Duration
+	// builtin is the pipeline a workflow runs when none is named; versions
+	// caches stored pipeline versions, which never change.
+	builtin  *Definition
+	versions sync.Map               // "name@version" → Definition
+	eventID  func(time.Time) string // outbox event ids
 }
 
 // RepositoryOption configures a Repository.
@@ -46,9 +52,15 @@ func WithTransitionTTL(d time.Duration) RepositoryOption {
 	return func(r *Repository) { r.transitionTTL = d }
 }
 
+// WithBuiltinPipeline names the pipeline Definition resolves for an empty
+// name, and for def's own name while no version of it is stored.
+func WithBuiltinPipeline(def Definition) RepositoryOption {
+	return func(r *Repository) { d := def.Clone(); r.builtin = &d }
+}
+
 // NewRepository returns a repository over t.
 func NewRepository(t table.Table, opts ...RepositoryOption) *Repository {
-	r := &Repository{t: t, now: time.Now, sleep: sleepContext}
+	r := &Repository{t: t, now: time.Now, sleep: sleepContext, eventID: NewIDAt}
 	for _, o := range opts {
 		o(r)
 	}

@@ -131,13 +131,21 @@ func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 	if len(from) == 0 {
 		return false, fmt.Errorf("pipeline: status change of %s with no from state", ref.WorkflowID)
 	}
+	// An outcome and its outbox item commit together or not at all.
+	event, err := r.outcomeEvent(ctx, ref, from, to, errMsg)
+	if err != nil {
+		return false, err
+	}
 	applied := false
 	what := func() string { return "workflow " + ref.WorkflowID }
-	err := r.retry(ctx, what, func() error {
-		err := r.t.Transact(ctx, r.statusActions(ref, from, to, errMsg))
+	err = r.retry(ctx, what, func() error {
+		err := r.t.Transact(ctx, withOutcomeEvent(r.statusActions(ref, from, to, errMsg), event))
 		if err == nil {
 			applied = true
 			return nil
+		}
+		if eventPutFailed(err, event) {
+			return fmt.Errorf("%w: workflow %s", ErrEventIDTaken, ref.WorkflowID)
 		}
 		if !lostRace(err) {
 			return fmt.Errorf("pipeline: set status of %s: %w", ref.WorkflowID, err)
