@@ -69,3 +69,8 @@ tf-fmt: ## terraform fmt -check
 .PHONY: tf-validate
 tf-validate: ## terraform init+validate the example (needs provider downloads)
 	cd terraform/examples/complete && terraform init -backend=false && terraform validate
+
+.PHONY: corpus
+corpus: ## build PDFs with real producers (groff, TeX, LibreOffice, Chromium, qpdf...) and compare the pure-Go extractor with pdftotext on them
+	@dir=$${DOCPIPE_CORPUS:-$$(mktemp -d)}; samples/corpus/build.sh "$$dir" && \
+	DOCPIPE_CORPUS="$$dir" $(GO) test -count=1 -v -run 'TestCorpus' ./pipeline/extract/pdftext
