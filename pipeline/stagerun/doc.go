@@ -1,0 +1,98 @@
+// Package stagerun runs users' own pipeline stages: a local command
+// (run: {command: [argv...]}), an HTTP service (run: {http: URL}) or a
+// Lambda function (run: {lambda: ARN}). Each is a Runner; all three keep
+// the same contract, which users write their programs against.
+//
+// # Input
+//
+// The stage receives one JSON object: a command on stdin, an HTTP
+// service as the body of a POST with Content-Type: application/json, a
+// Lambda function as its payload.
+//
+//	{
+//	  "workflow_id": "01J...",
+//	  "project":  {"id": "...", "name": "..."},
+//	  "document": {"id": "...", "file_name": "report.pdf", "format": "pdf", "language": "en", "pages": 12},
+//	  "stage":    "redact",
+//	  "scope":    "document" | "segment",
+//	  "settings": {"document_prompt": "...", ...},
+//	  "segment":  {"index": 3, "text": "..."},
+//	  "inputs":   {...},
+//	  "inputs_inline": {...}
+//	}
+//
+// "settings" are the project's settings ({} when it has none). "segment"
+// is present for segment scope only. "language" is left out when unknown.
+//
+// A command reads its inputs from local files the runner's caller has
+// written to a temporary folder:
+//
+//	"inputs": {
+//	  "source":       "/tmp/.../report.pdf",      the original document
+//	  "segment_text": "/tmp/.../segment.txt",     segment scope only
+//	  "needs":        {"ocr": "/tmp/.../ocr.json"} each needed stage's output
+//	}
+//
+// An HTTP service or a Lambda function cannot read those files, so it
+// gets no paths: the segment text is in "segment", each needed stage's
+// output is sent inline as the JSON it returned, and the original
+// document is sent only as a URL to fetch, when the caller has one:
+//
+//	"inputs":        {"source_url": "https://..."},
+//	"inputs_inline": {"needs": {"ocr": {...its output...}}}
+//
+// The whole request with its inline needs must stay under 6 MB
+// (DefaultMaxInline, Lambda's limit for a synchronous payload).
+//
+// # Output
+//
+// The stage answers with JSON: a command on stdout, a service as a 2xx
+// response body, a function as its return value. Output that is not JSON
+// fails the stage permanently ("stage output is not JSON: ..."); output
+// over 64 MB (DefaultMaxOutput) too ("output too large"). The caller
+// stores the output as the stage's result. A segment-scope stage may
+// answer an object with a string "text" ({"text": "...", ...}): that text
+// replaces the segment text the later stages see (Result.Text).
+//
+// # Success and failure
+//
+//	done       exit 0           HTTP 2xx                   no FunctionError
+//	transient  exit 75          HTTP 429, 5xx; connection  FunctionError with errorType
+//	           (EX_TEMPFAIL)    refused, reset or timed    TransientError or
+//	                            out                        Sandbox.Timedout; throttling
+//	permanent  any other exit,  any other status (4xx),    any other FunctionError
+//	           killed by a      a certificate the client
+//	           signal           refuses
+//
+// A transient failure is a *steperr.TransientError: the state machine
+// retries it as the stage's retry policy says. A permanent one is a
+// *steperr.StageFailedError and is not retried. The reason names the
+// stage and ends with the last lines (at most 2 KB) of the command's
+// stderr or of the response body, e.g.
+//
+//	redact: exit status 3: Traceback (most recent call last): ... ValueError: bad input
+//	redact: HTTP 400 Bad Request: {"error": "missing field"}
+//
+// # Timeouts and cancellation
+//
+// Each stage has a timeout. Running past it is transient ("redact: timed
+// out after 60s"), so the stage's retry policy decides what happens
+// next. A command runs in its own process group; on timeout, or when the
+// caller cancels, the group gets SIGTERM and, 5 seconds later (Grace),
+// SIGKILL, so the children a command started die with it. Whatever is
+// left in the group when the command exits is killed as well. When the
+// caller cancels, Run returns the context's error, unclassified.
+//
+// # Command environment
+//
+// A command runs in the pipeline file's folder, so "python3 redact.py"
+// and "./redact.sh" resolve next to the pipeline file. It inherits the
+// runner's environment plus DOCPIPE_STAGE (the stage name) and
+// DOCPIPE_WORKFLOW_ID.
+//
+// # HTTP requests
+//
+// An HTTP stage is one POST with Accept: application/json and
+// User-Agent: docpipe/<version>. Redirects are followed as net/http does
+// by default.
+package stagerun
