@@ -33,11 +33,15 @@ const (
 	SegmentSkipped SegmentStatus = "skipped" // e.g. needs OCR and no OCR engine is installed
 )
 
-// Project groups documents.
+// Project groups documents and holds the settings their stages read.
 type Project struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Settings  ProjectSettings `json:"settings"`
+	CreatedAt time.Time       `json:"created_at"`
+	// Revision counts changes, so a change applies only to the state it
+	// was made from.
+	Revision int `json:"revision,omitempty"`
 }
 
 // Document is one uploaded file. Its bytes live in the blob store.

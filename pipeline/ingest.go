@@ -45,6 +45,11 @@ type IngestRequest struct {
 	// WorkflowID, when set, is the workflow's id (derived from an S3 event
 	// so a redelivered event maps onto the same workflow).
 	WorkflowID string
+	// Pipeline and PipelineVersion name the stored pipeline version the
+	// workflow runs, recorded on it for good. The Ingester's Definition
+	// must be that version: its stages are the workflow's steps.
+	Pipeline        string
+	PipelineVersion int
 	// Reuse makes a file whose content the project already holds map onto
 	// that document's newest workflow instead of starting a new analysis.
 	Reuse bool
@@ -88,6 +93,9 @@ func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registrati
 			return reg, err
 		}
 	}
+	if req.Pipeline != "" && req.Pipeline != ig.Definition.Name {
+		return Registration{}, fmt.Errorf("register %s: pipeline %s requested, but the ingester runs %s", req.FileName, req.Pipeline, ig.Definition.Name)
+	}
 	docID := NewID()
 	key, sum, size, err := ig.store(ctx, req, docID)
 	if err != nil {
@@ -111,6 +119,7 @@ func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registrati
 	wf := Workflow{
 		ID: wfID, ProjectID: req.ProjectID, DocumentID: docID,
 		FileURI: req.FileURI, FileName: req.FileName,
+		Pipeline: req.Pipeline, PipelineVersion: req.PipelineVersion,
 		Status: WorkflowPending, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := ig.Repo.CreateWorkflow(ctx, doc, wf, ig.Definition.Stages); err != nil {

@@ -77,3 +77,46 @@ func StatusIndexSK(status WorkflowStatus, updated string, workflowID string) str
 
 // ContentIndexPK is the GSI2 partition key grouping documents by content.
 func ContentIndexPK(sha256hex string) string { return PrefixFile + sha256hex }
+
+// Pipeline versions. A version and its stages share the version's sort-key
+// prefix, so one Query on VERSION#<n> reads the whole version. Stage
+// positions have 3 digits: a version is written in one transaction, which
+// caps it far below 1,000 stages.
+
+// PipelineVersionKey is one immutable version of a pipeline.
+func PipelineVersionKey(name string, version int) table.Key {
+	return table.Key{PK: PrefixPipeline + name, SK: PipelineVersionSK(version)}
+}
+
+// PipelineVersionSK is the sort key of a version, and the prefix of its stages.
+func PipelineVersionSK(version int) string { return fmt.Sprintf("VERSION#%06d", version) }
+
+// PipelineStageKey is the stage at position i (0-based, definition order)
+// of a version.
+func PipelineStageKey(name string, version, i int) table.Key {
+	return table.Key{PK: PrefixPipeline + name, SK: fmt.Sprintf("%s#STAGE#%03d", PipelineVersionSK(version), i)}
+}
+
+// PipelineCurrentKey points at a pipeline's current version.
+func PipelineCurrentKey(name string) table.Key {
+	return table.Key{PK: PrefixPipeline + name, SK: "CURRENT"}
+}
+
+// PipelineRegistryKey is a pipeline's entry in the one partition that lists
+// every pipeline, so that listing them is a Query rather than a Scan.
+func PipelineRegistryKey(name string) table.Key {
+	return table.Key{PK: PipelineRegistryPK, SK: PrefixPipeline + name}
+}
+
+// PipelineRegistryPK is the partition listing every pipeline.
+const PipelineRegistryPK = "PIPELINES"
+
+// Pipeline key prefixes. PrefixPipeline also starts GSI2PK of workflow
+// items: PIPELINE#<name> / WF#<w> lists a pipeline's workflows.
+const (
+	PrefixPipeline        = "PIPELINE#"
+	PrefixPipelineVersion = "VERSION#"
+)
+
+// PipelineIndexPK is the GSI2 partition key grouping workflows by pipeline.
+func PipelineIndexPK(name string) string { return PrefixPipeline + name }

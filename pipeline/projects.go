@@ -8,6 +8,31 @@ import (
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
+// ProjectSettings are what a project tells the stages of its workflows.
+type ProjectSettings struct {
+	// Language is the documents' expected language (ISO 639-1), "" to detect.
+	Language string `json:"language,omitempty"`
+	// DocumentPrompt is free text handed to every stage, e.g. what the
+	// documents are and what to look for.
+	DocumentPrompt string      `json:"document_prompt,omitempty"`
+	OCR            OCRSettings `json:"ocr"`
+	// Pipeline is the pipeline run when none is named: NAME or NAME@VERSION;
+	// "" is the built-in one.
+	Pipeline string `json:"pipeline,omitempty"`
+}
+
+// OCRSettings say whether and how pages without text are recognised.
+type OCRSettings struct {
+	// Enabled is nil when never set: OCR runs when an engine is installed.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Languages are the OCR engine's language codes (tesseract: "eng",
+	// "deu"); none leaves the engine's default.
+	Languages []string `json:"languages,omitempty"`
+}
+
+// On reports whether OCR is to run.
+func (o OCRSettings) On() bool { return o.Enabled == nil || *o.Enabled }
+
 // CreateProject stores a new project; ErrAlreadyExists if the id is taken.
 func (r *Repository) CreateProject(ctx context.Context, p Project) error {
 	if err := validID("project", p.ID); err != nil {
@@ -16,6 +41,7 @@ func (r *Repository) CreateProject(ctx context.Context, p Project) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = r.now().UTC()
 	}
+	p.Revision = 0
 	it, err := entityItem(ProjectKey(p.ID), p)
 	if err != nil {
 		return err
@@ -31,4 +57,39 @@ func (r *Repository) CreateProject(ctx context.Context, p Project) error {
 func (r *Repository) GetProject(ctx context.Context, projectID string) (Project, error) {
 	var p Project
 	return p, r.get(ctx, ProjectKey(projectID), &p)
+}
+
+// UpdateProject applies change to the stored project and writes it back
+// only if nobody changed the project since it was read; a concurrent
+// change makes it read and apply change again. The id and creation time
+// stay as they are. ErrNotFound if the project does not exist.
+func (r *Repository) UpdateProject(ctx context.Context, projectID string, change func(*Project) error) (Project, error) {
+	var out Project
+	what := func() string { return "update project " + projectID }
+	err := r.retry(ctx, what, func() error {
+		p, err := r.GetProject(ctx, projectID)
+		if err != nil {
+			return err
+		}
+		was, created := p.Revision, p.CreatedAt
+		if err := change(&p); err != nil {
+			return err
+		}
+		p.ID, p.CreatedAt, p.Revision = projectID, created, was+1
+		it, err := entityItem(ProjectKey(projectID), p)
+		if err != nil {
+			return err
+		}
+		var cond table.Cond = table.NotExists{Path: "data.revision"}
+		if was > 0 {
+			cond = table.Equals{Path: "data.revision", Value: was}
+		}
+		err = r.t.Put(ctx, it, table.And{table.Exists{Path: table.AttrPK}, cond})
+		if errors.Is(err, table.ErrConditionFailed) {
+			return errLostRace
+		}
+		out = p
+		return err
+	})
+	return out, err
 }

@@ -13,7 +13,10 @@ import (
 // CreateWorkflow stores, in one transaction, the document (unless it is
 // already there with the same content), both workflow items and the step
 // item with every stage pending. Either all exist afterwards or none does.
-// A workflow id that is taken gives ErrAlreadyExists.
+// A workflow id that is taken gives ErrAlreadyExists. The pipeline version
+// the workflow names (wf.Pipeline, wf.PipelineVersion) is recorded on all
+// three and never changes afterwards; the project's workflow item is also
+// listed under its pipeline on GSI2 (ListPipelineWorkflows).
 func (r *Repository) CreateWorkflow(ctx context.Context, doc Document, wf Workflow, stages []Stage) error {
 	if err := r.checkNewWorkflow(doc, wf, stages); err != nil {
 		return err
@@ -49,7 +52,7 @@ func (r *Repository) CreateWorkflow(ctx context.Context, doc Document, wf Workfl
 	}
 	absent := table.NotExists{Path: table.AttrPK}
 	rest := []table.TxAction{
-		table.TxPut{Item: newItem(ProjectWorkflowKey(wf.ProjectID, wf.ID), wfData), Cond: absent},
+		table.TxPut{Item: newItem(ProjectWorkflowKey(wf.ProjectID, wf.ID), wfData, pipelineIndex(wf)...), Cond: absent},
 		table.TxPut{Item: newItem(WorkflowKey(wf.DocumentID, wf.ID), table.DeepCopy(table.Item(wfData))), Cond: absent},
 		table.TxPut{Item: stepItem, Cond: absent},
 	}
@@ -91,6 +94,14 @@ func (r *Repository) checkNewWorkflow(doc Document, wf Workflow, stages []Stage)
 	if doc.SHA256 == "" {
 		return fmt.Errorf("pipeline: document %s has no sha256", doc.ID)
 	}
+	if wf.Pipeline != "" {
+		if err := validName("pipeline", wf.Pipeline); err != nil {
+			return err
+		}
+	}
+	if wf.PipelineVersion < 0 || wf.PipelineVersion > 0 && wf.Pipeline == "" {
+		return fmt.Errorf("pipeline: workflow %s names pipeline version %d of pipeline %q", wf.ID, wf.PipelineVersion, wf.Pipeline)
+	}
 	if len(stages) == 0 {
 		return fmt.Errorf("pipeline: workflow %s has no stages", wf.ID)
 	}
@@ -131,17 +142,28 @@ func (r *Repository) newStepItem(wf Workflow, stages []Stage, now time.Time) (ta
 	}
 	updated := FormatTime(now)
 	it, err := entityItem(StepKey(wf.ID), StepProgress{
-		WorkflowID:    wf.ID,
-		ProjectID:     wf.ProjectID,
-		DocumentID:    wf.DocumentID,
-		FileName:      wf.FileName,
-		Status:        WorkflowPending,
-		Steps:         steps,
-		TotalSegments: wf.TotalSegments,
-		UpdatedAt:     updated,
+		WorkflowID:      wf.ID,
+		ProjectID:       wf.ProjectID,
+		DocumentID:      wf.DocumentID,
+		FileName:        wf.FileName,
+		Status:          WorkflowPending,
+		Steps:           steps,
+		TotalSegments:   wf.TotalSegments,
+		Pipeline:        wf.Pipeline,
+		PipelineVersion: wf.PipelineVersion,
+		UpdatedAt:       updated,
 	}, table.AttrGSI1PK, StatusIndexPK(StatusShard(wf.ID)),
 		table.AttrGSI1SK, StatusIndexSK(WorkflowPending, updated, wf.ID))
 	return it, err
+}
+
+// pipelineIndex puts a workflow that names its pipeline on GSI2 under
+// PIPELINE#<name>, newest first by its time-ordered id.
+func pipelineIndex(wf Workflow) []string {
+	if wf.Pipeline == "" {
+		return nil
+	}
+	return []string{table.AttrGSI2PK, PipelineIndexPK(wf.Pipeline), table.AttrGSI2SK, PrefixWorkflow + wf.ID}
 }
 
 // GetWorkflow reads a workflow's metadata item.
