@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -27,6 +28,7 @@ type glyph struct {
 	x, y, w, size float64
 	s             string
 	space         bool
+	dir           orientation
 }
 
 // assemble turns positioned glyphs into lines of words: lines top to
@@ -52,27 +54,64 @@ func assemble(in []glyph) string {
 	if len(gs) == 0 {
 		return ""
 	}
-	// Top to bottom; content order is kept for equal baselines.
-	slices.SortStableFunc(gs, func(a, b glyph) int { return cmp.Compare(b.y, a.y) })
+	// By orientation, then top to bottom; content order is kept for equal
+	// baselines. Content is usually drawn in reading order already.
+	byLine := func(a, b glyph) int {
+		if a.dir != b.dir {
+			return cmp.Compare(a.dir, b.dir)
+		}
+		return cmp.Compare(b.y, a.y)
+	}
+	if !slices.IsSortedFunc(gs, byLine) {
+		slices.SortStableFunc(gs, byLine)
+	}
 
-	var b strings.Builder
+	var b []byte
 	for start := 0; start < len(gs); {
 		end := start + 1
-		for end < len(gs) && gs[start].y-gs[end].y <= lineTolerance*math.Max(gs[start].size, gs[end].size) {
+		for end < len(gs) && gs[end].dir == gs[start].dir &&
+			gs[start].y-gs[end].y <= lineTolerance*math.Max(gs[start].size, gs[end].size) {
 			end++
 		}
 		line := gs[start:end]
-		slices.SortStableFunc(line, func(a, b glyph) int { return cmp.Compare(a.x, b.x) })
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+		byX := func(a, b glyph) int { return cmp.Compare(a.x, b.x) }
+		if !slices.IsSortedFunc(line, byX) {
+			slices.SortStableFunc(line, byX)
 		}
-		writeLine(&b, line)
+		if len(b) > 0 {
+			if hyphenated(b, line) {
+				b = b[:len(b)-1]
+			} else {
+				b = append(b, '\n')
+			}
+		}
+		b = appendLine(b, line)
 		start = end
 	}
-	return b.String()
+	return string(b)
 }
 
-func writeLine(b *strings.Builder, line []glyph) {
+// hyphenated reports whether the text so far ends in a word broken at the
+// line end: a hyphen after a letter, and the next line going on with a
+// lower-case letter. Such words are joined, as pdftotext joins them.
+func hyphenated(b []byte, next []glyph) bool {
+	if len(b) < 2 || b[len(b)-1] != '-' {
+		return false
+	}
+	before, _ := utf8.DecodeLastRune(b[:len(b)-1])
+	if !unicode.IsLetter(before) {
+		return false
+	}
+	for _, g := range next {
+		if !g.space {
+			first, _ := utf8.DecodeRuneInString(g.s)
+			return unicode.IsLower(first)
+		}
+	}
+	return false
+}
+
+func appendLine(b []byte, line []glyph) []byte {
 	var prev *glyph
 	pendingSpace := false
 	for i := range line {
@@ -88,10 +127,23 @@ func writeLine(b *strings.Builder, line []glyph) {
 				continue
 			}
 			if pendingSpace || gap > wordGap*math.Max(g.size, prev.size) {
-				b.WriteByte(' ')
+				b = append(b, ' ')
 			}
 		}
-		b.WriteString(g.s)
+		b = append(b, g.s...)
 		prev, pendingSpace = g, false
 	}
+	return b
 }
+
+// unligature spells out the typographic ligatures (U+FB00-U+FB06) that
+// fonts map their ligature glyphs to, so that "workﬂow" is found as
+// "workflow".
+func unligature(s string) string {
+	if len(s) == 3 && s[0] == 0xef && s[1] == 0xac && s[2] >= 0x80 && s[2] <= 0x86 {
+		return ligatures[s[2]-0x80]
+	}
+	return s
+}
+
+var ligatures = [...]string{"ff", "fi", "fl", "ffi", "ffl", "st", "st"}

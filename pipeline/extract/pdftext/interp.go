@@ -53,6 +53,18 @@ type fontInfo struct {
 	first     int
 	widths    []float64
 	composite bool // Type0: multi-byte codes, widths not in /Widths
+	twoByte   bool // Type0 with Identity-H/V: two-byte codes
+	cidWidths map[int]float64
+	cidDW     float64
+}
+
+// cidWidth is the advance of a code of a two-byte Identity font, whose
+// codes are its CIDs.
+func (f *fontInfo) cidWidth(cid int) float64 {
+	if w, ok := f.cidWidths[cid]; ok {
+		return w
+	}
+	return f.cidDW
 }
 
 func (f *fontInfo) width(code int) float64 {
@@ -106,12 +118,46 @@ func parseFont(v pdf.Value) *fontInfo {
 	if enc := pf.Encoder(); enc != nil {
 		f.enc = enc
 	}
+	if f.composite {
+		switch v.Key("Encoding").Name() {
+		case "Identity-H", "Identity-V":
+			f.twoByte = true
+			parseCIDWidths(f, v.Key("DescendantFonts").Index(0))
+		}
+		return f
+	}
 	ws := v.Key("Widths")
 	f.widths = make([]float64, ws.Len())
 	for i := range f.widths {
 		f.widths[i] = ws.Index(i).Float64()
 	}
 	return f
+}
+
+// parseCIDWidths reads a CIDFont's /DW and /W: runs "c [w1 w2 ...]" and
+// ranges "c1 c2 w".
+func parseCIDWidths(f *fontInfo, cidFont pdf.Value) {
+	f.cidDW = 1000
+	if dw := cidFont.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
+		f.cidDW = dw.Float64()
+	}
+	f.cidWidths = map[int]float64{}
+	w := cidFont.Key("W")
+	for i := 0; i < w.Len(); {
+		first := int(w.Index(i).Int64())
+		if next := w.Index(i + 1); next.Kind() == pdf.Array {
+			for j := range next.Len() {
+				f.cidWidths[first+j] = next.Index(j).Float64()
+			}
+			i += 2
+			continue
+		}
+		last, width := int(w.Index(i+1).Int64()), w.Index(i+2).Float64()
+		for c := first; c <= last && c-first < 1<<16; c++ {
+			f.cidWidths[c] = width
+		}
+		i += 3
+	}
 }
 
 type textState struct {
@@ -266,26 +312,41 @@ func (in *interpreter) show(g *textState, raw string) {
 	if f == nil || f.enc == nil || raw == "" {
 		return
 	}
+	// The glyph loop only moves tm's origin, so the rendering matrix's
+	// linear part is computed once and each origin with two dot products.
 	m := g.tm.mul(g.ctm)
 	size := g.tfs * math.Hypot(m[2], m[3])
 	xscale := math.Hypot(m[0], m[1])
+	dir := direction(m)
+	scale := g.tfs / 1000 * g.th
 	emit := func(s string, w0 float64, space bool) {
-		m := g.tm.mul(g.ctm)
+		tx, ty := g.tm[4]+g.tm[2]*g.ts, g.tm[5]+g.tm[3]*g.ts
+		x := tx*g.ctm[0] + ty*g.ctm[2] + g.ctm[4]
+		y := tx*g.ctm[1] + ty*g.ctm[3] + g.ctm[5]
+		x, y = dir.upright(x, y)
+		in.glyphs = append(in.glyphs, glyph{
+			x: x, y: y, w: w0 * scale * xscale, size: size, s: unligature(s), dir: dir,
+			space: s == " " || s == "\u00a0",
+		})
 		adv := (w0/1000*g.tfs + g.tc) * g.th
 		if space {
 			adv += g.tw * g.th
 		}
-		in.glyphs = append(in.glyphs, glyph{
-			x: m[2]*g.ts + m[4], y: m[3]*g.ts + m[5],
-			w: w0 / 1000 * g.tfs * g.th * xscale, size: size, s: s,
-			space: s == " " || s == "\u00a0",
-		})
-		g.tm = g.tm.translate(adv, 0)
+		g.tm[4] += adv * g.tm[0]
+		g.tm[5] += adv * g.tm[1]
 	}
 	text := f.enc.Decode(raw)
 	if f.composite {
-		// Multi-byte codes without per-code widths here: one estimated
-		// advance per character.
+		if f.twoByte {
+			for i := 0; i+1 < len(raw); i += 2 {
+				if s := f.enc.Decode(raw[i : i+2]); s != "" {
+					emit(s, f.cidWidth(int(raw[i])<<8|int(raw[i+1])), false)
+				}
+			}
+			return
+		}
+		// Multi-byte codes of unknown length: one estimated advance per
+		// character.
 		for _, r := range text {
 			emit(string(r), estWidth*1000, false)
 		}
@@ -293,8 +354,8 @@ func (in *interpreter) show(g *textState, raw string) {
 	}
 	if utf8.RuneCountInString(text) == len(raw) {
 		i := 0
-		for _, r := range text {
-			emit(string(r), f.width(int(raw[i])), raw[i] == ' ')
+		for j, r := range text {
+			emit(text[j:j+utf8.RuneLen(r)], f.width(int(raw[i])), raw[i] == ' ')
 			i++
 		}
 		return
@@ -305,4 +366,36 @@ func (in *interpreter) show(g *textState, raw string) {
 			emit(s, f.width(int(raw[i])), raw[i] == ' ')
 		}
 	}
+}
+
+// orientation is the direction of a text line in quarter turns
+// counter-clockwise: 0 upright, 1 reading upwards, 2 upside down, 3
+// reading downwards (rotated pages and landscape printouts).
+type orientation uint8
+
+func direction(m affine) orientation {
+	dx, dy := m[0], m[1]
+	switch {
+	case math.Abs(dx) >= math.Abs(dy) && dx >= 0:
+		return 0
+	case math.Abs(dx) >= math.Abs(dy):
+		return 2
+	case dy > 0:
+		return 1
+	}
+	return 3
+}
+
+// upright turns page coordinates into the frame where text of this
+// orientation reads left to right, top to bottom.
+func (o orientation) upright(x, y float64) (float64, float64) {
+	switch o {
+	case 1:
+		return y, -x
+	case 2:
+		return -x, -y
+	case 3:
+		return -y, x
+	}
+	return x, y
 }
