@@ -127,8 +127,8 @@ func OutboxIndexPK(state DeliveryState, shard int) string {
 // because its id is in use, so neither was the outcome.
 var ErrEventIDTaken = fmt.Errorf("pipeline: event id taken: %w", table.ErrConditionFailed)
 
-// WithEventIDs replaces the generator of event ids (ULIDs for the given
-// time by default). Tests use it to collide on purpose.
+// WithEventIDs replaces the generator of event ids (NewID by default).
+// Tests use it to collide on purpose.
 func WithEventIDs(gen func(time.Time) string) RepositoryOption {
 	return func(r *Repository) { r.eventID = gen }
 }

@@ -60,7 +60,7 @@ func WithBuiltinPipeline(def Definition) RepositoryOption {
 
 // NewRepository returns a repository over t.
 func NewRepository(t table.Table, opts ...RepositoryOption) *Repository {
-	r := &Repository{t: t, now: time.Now, sleep: sleepContext, eventID: NewIDAt}
+	r := &Repository{t: t, now: time.Now, sleep: sleepContext, eventID: func(time.Time) string { return NewID() }}
 	for _, o := range opts {
 		o(r)
 	}

@@ -1,0 +1,196 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+// Sink is one destination of events. Deliver returns nil only once the
+// destination has accepted the event; any error means "try again later".
+// body is the event's JSON, the same bytes on every attempt.
+type Sink interface {
+	Deliver(ctx context.Context, ev pipeline.Event, body []byte) error
+	// String names the sink for logs, never showing a secret.
+	String() string
+}
+
+// DefaultWebhookTimeout bounds one webhook request.
+const DefaultWebhookTimeout = 10 * time.Second
+
+// Webhook POSTs events signed as the Standard Webhooks specification says:
+// webhook-id (the event id), webhook-timestamp (unix seconds) and
+// webhook-signature ("v1,<base64 HMAC-SHA256 of id.timestamp.body>").
+type Webhook struct {
+	url    *url.URL
+	signer *standardwebhooks.Webhook // nil: unsigned
+	client *http.Client
+	now    func() time.Time
+}
+
+// WebhookOption configures a Webhook.
+type WebhookOption func(*Webhook)
+
+// WithHTTPClient replaces the client (and with it the timeout).
+func WithHTTPClient(c *http.Client) WebhookOption { return func(w *Webhook) { w.client = c } }
+
+// WithWebhookClock injects the clock behind webhook-timestamp.
+func WithWebhookClock(now func() time.Time) WebhookOption { return func(w *Webhook) { w.now = now } }
+
+// NewWebhook returns a sink posting to rawURL. secret is "whsec_<base64>"
+// (or bare base64); empty sends unsigned requests.
+func NewWebhook(rawURL, secret string, opts ...WebhookOption) (*Webhook, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("relay: webhook URL %q is not an http(s) URL", redactURL(rawURL))
+	}
+	w := &Webhook{url: u, client: &http.Client{Timeout: DefaultWebhookTimeout}, now: time.Now}
+	if secret != "" {
+		if w.signer, err = standardwebhooks.NewWebhook(secret); err != nil {
+			// The library's error may quote the secret.
+			return nil, errors.New("relay: webhook secret is not whsec_<base64>")
+		}
+	}
+	for _, o := range opts {
+		o(w)
+	}
+	return w, nil
+}
+
+// String shows the URL without credentials; the secret never appears.
+func (w *Webhook) String() string {
+	signed := "unsigned"
+	if w.signer != nil {
+		signed = "signed"
+	}
+	return "webhook " + w.url.Redacted() + " (" + signed + ")"
+}
+
+// Deliver posts body; any 2xx status is success.
+func (w *Webhook) Deliver(ctx context.Context, ev pipeline.Event, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	ts := w.now()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "docpipe")
+	req.Header.Set(standardwebhooks.HeaderWebhookID, ev.ID)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, fmt.Sprint(ts.Unix()))
+	if w.signer != nil {
+		sig, err := w.signer.Sign(ev.ID, ts, body)
+		if err != nil {
+			return fmt.Errorf("relay: sign event %s: %w", ev.ID, err)
+		}
+		req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		// url.Error quotes the URL, which may carry credentials.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("POST %s: %w", w.url.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // reuse the connection
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("POST %s: %s", w.url.Redacted(), resp.Status)
+	}
+	return nil
+}
+
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return "(unparsable)"
+}
+
+// Command runs a shell command per event with the event JSON on stdin and
+// DOCPIPE_EVENT_ID / DOCPIPE_EVENT_TYPE in its environment. Exit status 0
+// is delivered; anything else is retried.
+type Command struct {
+	Line string // passed to sh -c
+}
+
+func (c Command) String() string { return "command " + c.Line }
+
+// Deliver runs the command once.
+func (c Command) Deliver(ctx context.Context, ev pipeline.Event, body []byte) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", c.Line)
+	cmd.Stdin = bytes.NewReader(body)
+	cmd.Env = append(cmd.Environ(), "DOCPIPE_EVENT_ID="+ev.ID, "DOCPIPE_EVENT_TYPE="+string(ev.Type))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		if msg != "" {
+			return fmt.Errorf("%s: %w: %s", c, err, msg)
+		}
+		return fmt.Errorf("%s: %w", c, err)
+	}
+	return nil
+}
+
+// EventBridgeAPI is the part of the EventBridge client the sink calls.
+type EventBridgeAPI interface {
+	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
+// EventBridge puts each event on a bus: source "docpipe", detail-type the
+// event type, detail the event JSON.
+type EventBridge struct {
+	Client EventBridgeAPI
+	Bus    string // name or ARN; "" is the account's default bus
+}
+
+// EventSource is the source of every event docpipe puts on a bus.
+const EventSource = "docpipe"
+
+func (e EventBridge) String() string {
+	if e.Bus == "" {
+		return "eventbridge default bus"
+	}
+	return "eventbridge " + e.Bus
+}
+
+// Deliver puts one entry; an entry the service rejects is an error.
+func (e EventBridge) Deliver(ctx context.Context, ev pipeline.Event, body []byte) error {
+	entry := ebtypes.PutEventsRequestEntry{
+		Source:     aws.String(EventSource),
+		DetailType: aws.String(string(ev.Type)),
+		Detail:     aws.String(string(body)),
+		Time:       aws.Time(ev.Time),
+	}
+	if e.Bus != "" {
+		entry.EventBusName = aws.String(e.Bus)
+	}
+	out, err := e.Client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{entry}})
+	if err != nil {
+		return fmt.Errorf("%s: %w", e, err)
+	}
+	if out.FailedEntryCount > 0 && len(out.Entries) > 0 {
+		r := out.Entries[0]
+		return fmt.Errorf("%s: rejected: %s %s", e, aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage))
+	}
+	return nil
+}
