@@ -66,7 +66,7 @@ func assemble(in []glyph) string {
 		slices.SortStableFunc(gs, byLine)
 	}
 
-	var b []byte
+	var lines [][]glyph
 	for start := 0; start < len(gs); {
 		end := start + 1
 		for end < len(gs) && gs[end].dir == gs[start].dir &&
@@ -78,17 +78,153 @@ func assemble(in []glyph) string {
 		if !slices.IsSortedFunc(line, byX) {
 			slices.SortStableFunc(line, byX)
 		}
-		if len(b) > 0 {
-			if hyphenated(b, line) {
-				b = b[:len(b)-1]
-			} else {
-				b = append(b, '\n')
-			}
-		}
-		b = appendLine(b, line)
+		lines = append(lines, line)
 		start = end
 	}
+
+	var b []byte
+	for _, region := range columns(lines) {
+		prevLine := -1
+		for i := 0; i < len(region); {
+			// The region's words on one line are neighbours on it.
+			j := i + 1
+			for j < len(region) && region[j].line == region[i].line {
+				j++
+			}
+			li := region[i].line
+			text := lines[li][region[i].from:region[j-1].to]
+			if len(b) > 0 {
+				if prevLine >= 0 && hyphenated(b, text) {
+					b = b[:len(b)-1]
+				} else {
+					b = append(b, '\n')
+				}
+			}
+			b = appendLine(b, text)
+			prevLine, i = li, j
+		}
+	}
 	return string(b)
+}
+
+// Column detection.
+const (
+	// gutter: an empty vertical strip at least this wide (in font sizes)
+	// running past the text of at least two lines on each side separates
+	// columns. Wider than any justified word space.
+	gutter = 1.0
+	// paraGap: baselines further apart than this (in font sizes) start a
+	// new block, which may have its own columns (a title above them).
+	paraGap = 1.6
+)
+
+// word is a run of glyphs on one line: lines[line][from:to].
+type word struct {
+	line, from, to int
+	x0, x1, y      float64
+	size           float64
+	dir            orientation
+}
+
+// columns splits the page's words into regions read one after the other,
+// by recursive cuts: blocks one above the other, then columns side by
+// side (left first). A page without columns is one region. Within a region
+// words keep line order, left to right.
+func columns(lines [][]glyph) [][]word {
+	var words []word
+	for li, line := range lines {
+		from := -1
+		for i := range line {
+			g := &line[i]
+			if from >= 0 && (g.space || g.x-(line[i-1].x+line[i-1].w) > wordGap*math.Max(g.size, line[i-1].size)) {
+				words = appendWord(words, line, li, from, i)
+				from = -1
+			}
+			if !g.space && from < 0 {
+				from = i
+			}
+		}
+		if from >= 0 {
+			words = appendWord(words, line, li, from, len(line))
+		}
+	}
+	return cut(words, nil, 0)
+}
+
+func appendWord(words []word, line []glyph, li, from, to int) []word {
+	// Trailing drawn spaces stay out of the box.
+	for to > from+1 && line[to-1].space {
+		to--
+	}
+	w := word{line: li, from: from, to: to, x0: line[from].x, y: line[from].y, dir: line[from].dir}
+	for _, g := range line[from:to] {
+		w.x1 = math.Max(w.x1, g.x+g.w)
+		w.size = math.Max(w.size, g.size)
+	}
+	return append(words, w)
+}
+
+// maxCuts bounds the recursion on pathological pages.
+const maxCuts = 32
+
+func cut(ws []word, out [][]word, depth int) [][]word {
+	if len(ws) == 0 {
+		return out
+	}
+	if depth >= maxCuts || ws[0].line == ws[len(ws)-1].line {
+		return append(out, ws)
+	}
+	// Blocks first: split where baselines are far apart (or the direction
+	// turns), so a title above two columns is read before them.
+	start := 0
+	for i := 1; i < len(ws); i++ {
+		a, b := ws[i-1], ws[i]
+		if a.line != b.line && (a.dir != b.dir || a.y-b.y > paraGap*math.Max(a.size, b.size)) {
+			out = cut(ws[start:i], out, depth+1)
+			start = i
+		}
+	}
+	if start > 0 {
+		return cut(ws[start:], out, depth+1)
+	}
+	if left, right, ok := splitColumns(ws); ok {
+		return cut(right, cut(left, out, depth+1), depth+1)
+	}
+	return append(out, ws)
+}
+
+// splitColumns finds the leftmost gutter in ws and returns the words on
+// either side, each still in line order.
+func splitColumns(ws []word) (left, right []word, ok bool) {
+	byX := slices.Clone(ws)
+	slices.SortFunc(byX, func(a, b word) int { return cmp.Compare(a.x0, b.x0) })
+	reach := byX[0].x1
+	for i := 1; i < len(byX); i++ {
+		w := byX[i]
+		if w.x0-reach > gutter*w.size && spansLines(byX[:i]) && spansLines(byX[i:]) {
+			edge := w.x0
+			for _, w := range ws {
+				if w.x0 < edge {
+					left = append(left, w)
+				} else {
+					right = append(right, w)
+				}
+			}
+			return left, right, true
+		}
+		reach = math.Max(reach, w.x1)
+	}
+	return nil, nil, false
+}
+
+// spansLines reports whether ws lie on at least two lines.
+func spansLines(ws []word) bool {
+	for _, w := range ws[1:] {
+		if w.line != ws[0].line {
+			return true
+		}
+	}
+	return false
 }
 
 // hyphenated reports whether the text so far ends in a word broken at the

@@ -138,6 +138,20 @@ func TestAssemble(t *testing.T) {
 		{"superscript stays on line", cat(word("x", 0, 700), word("2", 5, 703)), "x2"},
 		{"fake bold drawn twice", cat(word("B", 0, 700), word("B", 0.3, 700), word("old", 5, 700)), "Bold"},
 		{"no widths", []glyph{{x: 0, y: 700, size: 10, s: "a"}, {x: 20, y: 700, size: 10, s: "b"}}, "a b"},
+		{"ligature glyphs spelled out", cat(word("work", 0, 700), []glyph{{x: 20, y: 700, w: 5, size: 10, s: unligature("\ufb02")}}, word("ow", 25, 700)), "workflow"},
+		{"hyphenated line end joined", cat(word("confi-", 0, 700), word("dential", 0, 688)), "confidential"},
+		{"hyphen before a capital kept", cat(word("Jean-", 0, 700), word("Paul", 0, 688)), "Jean-\nPaul"},
+		{"dash after a digit kept", cat(word("1990-", 0, 700), word("ties", 0, 688)), "1990-\nties"},
+		{"two columns read one after the other", cat(
+			word("left-", 0, 700), word("right1", 100, 700),
+			word("ward", 0, 688), word("right2", 100, 688),
+			word("left3", 0, 676), word("right3", 100, 676)), "leftward\nleft3\nright1\nright2\nright3"},
+		{"title above columns", cat(
+			word("title", 40, 730),
+			word("aa", 0, 700), word("bb", 100, 700),
+			word("cc", 0, 688), word("dd", 100, 688)), "title\naa\ncc\nbb\ndd"},
+		{"upright frame of rotated text", []glyph{
+			{x: 700, y: 0, w: 5, size: 10, s: "u", dir: 1}, {x: 705, y: 0, w: 5, size: 10, s: "p", dir: 1}}, "up"},
 		{"garbage dropped", []glyph{{x: 0, y: 700, size: 10, w: 5, s: "\n"}, {x: 0, y: 700, size: 0, w: 5, s: "z"}}, "z"},
 	}
 	for _, c := range cases {
