@@ -58,7 +58,7 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 	}
 	fmt.Fprintf(stderr, "re-running %s\n", strings.Join(reset, ", "))
 	j := &job{file: wf.FileName, reg: reg, start: time.Now()}
-	if err := lp.engine.Run(ctx, lp.ingester.ExecutionInput(reg)); err != nil {
+	if err := lp.engine.Run(ctx, lp.ingester.Definition, 0, lp.ingester.ExecutionInput(reg)); err != nil {
 		lp.logger.Debug("execution ended with an error", "error", err)
 	}
 	j.end = time.Now()

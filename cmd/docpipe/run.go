@@ -37,6 +37,7 @@ type runFlags struct {
 	progress    string
 	verbose     bool
 	cost        bool
+	notify      *notifyFlags // where outcome events go
 }
 
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
@@ -46,6 +47,7 @@ func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")
 	fs.BoolVar(&f.cost, "cost", false, "print per-page request counts (state transitions, table and blob requests) as they would be billed on AWS")
+	f.notify = addNotifyFlags(fs)
 	return f
 }
 
@@ -111,6 +113,11 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 		if err := lp.backend.LockHome(); err != nil {
 			return err
 		}
+		stopRelay, err := startRelay(ctx, lp.backend, f.notify, lp.logger)
+		if err != nil {
+			return err
+		}
+		defer stopRelay()
 		results, err = lp.process(ctx, files, f, stderr)
 		if err != nil {
 			return err
@@ -251,7 +258,7 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 			j.start = time.Now()
 			mu.Unlock()
 			display.Track(j.file, j.reg.Workflow)
-			err := lp.engine.Run(gctx, lp.ingester.ExecutionInput(j.reg))
+			err := lp.engine.Run(gctx, lp.ingester.Definition, 0, lp.ingester.ExecutionInput(j.reg))
 			mu.Lock()
 			j.end = time.Now()
 			mu.Unlock()

@@ -240,7 +240,7 @@ func (s *localStarter) run(ctx context.Context, g *errgroup.Group, reg pipeline.
 			delete(s.running, id)
 			s.mu.Unlock()
 		}()
-		if err := s.lp.engine.Run(ctx, s.lp.ingester.ExecutionInput(reg)); err != nil && ctx.Err() == nil {
+		if err := s.lp.engine.Run(ctx, s.lp.ingester.Definition, 0, s.lp.ingester.ExecutionInput(reg)); err != nil && ctx.Err() == nil {
 			s.logger.Debug("execution ended with an error", "workflow", id, "error", err)
 		}
 		return nil

@@ -49,6 +49,11 @@ func work(ctx context.Context, f *runFlags) error {
 	if err := lp.backend.WaitLockHome(ctx); err != nil {
 		return err
 	}
+	stopRelay, err := startRelay(ctx, lp.backend, f.notify, lp.logger)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
 	var todo []pipeline.StepProgress
 	for _, st := range []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress} {
 		list, err := lp.backend.Repo.ListByStatus(ctx, st, maxUnfinished)
@@ -62,7 +67,7 @@ func work(ctx context.Context, f *runFlags) error {
 	for _, p := range todo {
 		in := lp.ingester.ExecutionInput(pipeline.Registration{Workflow: pipeline.Workflow{ID: p.WorkflowID, ProjectID: p.ProjectID, DocumentID: p.DocumentID}})
 		g.Go(func() error {
-			err := lp.engine.Run(gctx, in)
+			err := lp.engine.Run(gctx, lp.ingester.Definition, 0, in)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

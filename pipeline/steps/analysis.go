@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/blob"
-	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // maxSegmentTextBytes bounds one segment's text read into memory; segments
@@ -34,24 +32,25 @@ type BatchEntry struct {
 	Result *analyze.SegmentResult `json:"result,omitempty"`
 }
 
-// segmentAnalyzer analyses one batch of segments in parallel. A segment
-// that cannot be analysed is recorded as failed with its reason and does
-// not fail the batch; a storage fault fails the batch so it is retried.
-func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+// segmentAnalyzer analyses one batch of segments in parallel, on the
+// text the segment stages before it left. A segment that cannot be
+// analysed is recorded as failed with its reason and does not fail the
+// batch; a storage fault fails the batch so it is retried. As the batch's
+// last segment stage it gives every open segment its final status;
+// otherwise it records only the failures, and the last stage the rest.
+func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
 	b := *in.Batch
-	if b.From < 1 || b.To < b.From {
-		return outcome{}, &steperr.InvalidInputError{Reason: fmt.Sprintf("bad batch %d: %d..%d", b.Batch, b.From, b.To)}
-	}
-	segs, err := h.Repo.SegmentsInRange(ctx, in.Workflow.WorkflowID, b.From, b.To)
+	segs, err := h.batchSegments(ctx, in)
 	if err != nil {
-		return outcome{}, storageErr("read segments", err)
-	}
-	if len(segs) != b.To-b.From+1 {
-		return outcome{}, &steperr.InvalidInputError{Reason: fmt.Sprintf("batch %d expects segments %d..%d, the table has %d of them", b.Batch, b.From, b.To, len(segs))}
+		return outcome{}, err
 	}
 	if finishedBatch(segs) {
 		// A re-run of failed segments leaves finished batches alone.
 		return outcome{message: fmt.Sprintf("batch %d: already analysed", b.Batch)}, nil
+	}
+	view, err := h.batchView(ctx, in.Workflow, pipe.segmentAncestors(in.Step), b.Batch)
+	if err != nil {
+		return outcome{}, err
 	}
 	key := pipeline.BatchAnalysisBlobKey(in.Workflow, b.Batch)
 	earlier, err := h.earlierEntries(ctx, key)
@@ -69,7 +68,7 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (
 			continue
 		}
 		g.Go(func() error {
-			e, err := h.analyzeOne(gctx, s)
+			e, err := h.analyzeOne(gctx, s, view)
 			entries[i] = e
 			return err
 		})
@@ -80,9 +79,10 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (
 	if err := h.putJSON(ctx, key, entries); err != nil {
 		return outcome{}, err
 	}
-	fins := make([]pipeline.SegmentFinish, len(entries))
+	last := pipe.lastSegment == in.Step
+	fins := make([]pipeline.SegmentFinish, 0, len(entries))
 	failed := 0
-	for i, e := range entries {
+	for _, e := range entries {
 		res := pipeline.SegmentResult{ResultKey: key, Error: e.Error}
 		if e.Result != nil {
 			res.Language = e.Result.Language
@@ -94,7 +94,10 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput) (
 		if e.Status == pipeline.SegmentFailed {
 			failed++
 		}
-		fins[i] = pipeline.SegmentFinish{Index: e.Index, To: e.Status, Result: res}
+		if _, upstream := view.failed[e.Index]; upstream || !last && e.Status != pipeline.SegmentFailed {
+			continue // recorded by the stage that failed it, or left to the last stage
+		}
+		fins = append(fins, pipeline.SegmentFinish{Index: e.Index, To: e.Status, Result: res})
 	}
 	if _, err := h.Repo.FinishSegments(ctx, in.Workflow.WorkflowID, fins); err != nil {
 		return outcome{}, storageErr("record segments", err)
@@ -123,30 +126,14 @@ func (h *handlers) earlierEntries(ctx context.Context, key string) (map[int]Batc
 	return byIndex, nil
 }
 
-// analyzeOne analyses one segment. Its error return is reserved for faults
-// worth retrying the whole batch over.
-func (h *handlers) analyzeOne(ctx context.Context, s pipeline.Segment) (e BatchEntry, err error) {
+// analyzeOne analyses one segment's current text. Its error return is
+// reserved for faults worth retrying the whole batch over.
+func (h *handlers) analyzeOne(ctx context.Context, s pipeline.Segment, view segmentView) (e BatchEntry, err error) {
 	e = BatchEntry{Index: s.Index}
-	text, err := blob.GetBytes(ctx, h.Blobs, s.TextKey, maxSegmentTextBytes)
-	switch {
-	case errors.Is(err, blob.ErrNotFound) && s.Source == "ocr" && strings.HasPrefix(s.Error, ocrFailedPrefix):
-		e.Status, e.Error = pipeline.SegmentFailed, s.Error
-		return e, nil
-	case errors.Is(err, blob.ErrNotFound) && s.Source == "ocr":
-		e.Status = pipeline.SegmentSkipped
-		e.Error = s.Error
-		if e.Error == "" {
-			e.Error = "page has no text layer and no OCR text"
-		}
-		return e, nil
-	case errors.Is(err, blob.ErrNotFound):
-		e.Status, e.Error = pipeline.SegmentFailed, "segment text is missing from the blob store"
-		return e, nil
-	case isTooBig(err):
-		e.Status, e.Error = pipeline.SegmentFailed, err.Error()
-		return e, nil
-	case err != nil:
-		return e, storageErr("read segment text", err)
+	text, status, reason, err := h.readSegment(ctx, s, view)
+	if err != nil || status != "" {
+		e.Status, e.Error = status, reason
+		return e, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -154,7 +141,7 @@ func (h *handlers) analyzeOne(ctx context.Context, s pipeline.Segment) (e BatchE
 			err = nil
 		}
 	}()
-	res := analyze.AnalyzeSegment(string(text), analyze.Options{})
+	res := analyze.AnalyzeSegment(text, analyze.Options{})
 	e.Status, e.Result = pipeline.SegmentDone, &res
 	return e, nil
 }

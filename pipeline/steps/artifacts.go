@@ -61,3 +61,16 @@ func (h *handlers) getJSON(ctx context.Context, key string, v any) error {
 	}
 	return nil
 }
+
+// getOptional reads an artifact that may not exist (yet): found is false
+// when it does not.
+func (h *handlers) getOptional(ctx context.Context, key string) (raw []byte, found bool, err error) {
+	raw, err = blob.GetBytes(ctx, h.Blobs, key, maxArtifactBytes)
+	switch {
+	case errors.Is(err, blob.ErrNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, storageErr("read "+key, err)
+	}
+	return raw, true, nil
+}

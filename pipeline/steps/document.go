@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/sniff"
@@ -18,7 +19,7 @@ import (
 
 // segmentPrep sniffs the real format from the bytes, enforces the limits
 // and records what it found. Every rejection names its reason.
-func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *workflowPipeline) (outcome, error) {
 	path, cleanup, err := h.downloadSource(ctx, in.Workflow)
 	if err != nil {
 		return outcome{}, err
@@ -54,9 +55,14 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput) (outc
 	return outcome{message: msg}, nil
 }
 
-// formatParser extracts text per page or section and writes one text blob
-// per segment.
-func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+// languageSampleBytes is how much of the extracted text the document's
+// language is detected from.
+const languageSampleBytes = 20 << 10
+
+// formatParser extracts text per page or section, writes one text blob
+// per segment, and stores and returns the document's attributes (format,
+// language, pages) for the stages' `when` conditions.
+func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *workflowPipeline) (outcome, error) {
 	prep, path, cleanup, err := h.preparedSource(ctx, in.Workflow)
 	if err != nil {
 		return outcome{}, err
@@ -72,6 +78,10 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (out
 	limits := h.Limits.WithDefaults()
 	if len(units) > limits.MaxPages {
 		return outcome{}, &steperr.TooLargeError{Reason: fmt.Sprintf("%d segments, the limit is %d", len(units), limits.MaxPages)}
+	}
+	doc := &pipeline.DocAttrs{Format: string(prep.Format), Language: detectLanguage(units), Pages: len(units)}
+	if err := h.putJSON(ctx, pipeline.DocAttrsBlobKey(in.Workflow), doc); err != nil {
+		return outcome{}, err
 	}
 	infos := make([]unitInfo, len(units))
 	g, gctx := errgroup.WithContext(ctx)
@@ -101,7 +111,29 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput) (out
 	if err := h.Repo.UpdateWorkflowInfo(ctx, in.Workflow, pipeline.WorkflowInfo{TotalSegments: &total}); err != nil {
 		return outcome{}, storageErr("record segment count", err)
 	}
-	return outcome{message: fmt.Sprintf("%d %ss", total, units[0].Kind)}, nil
+	return outcome{message: fmt.Sprintf("%d %ss", total, units[0].Kind), doc: doc}, nil
+}
+
+// detectLanguage names the language of the first languageSampleBytes of
+// the document's text, "" when it cannot tell.
+func detectLanguage(units []extract.Unit) string {
+	var sample strings.Builder
+	for _, u := range units {
+		if sample.Len() >= languageSampleBytes {
+			break
+		}
+		sample.WriteString(u.Text[:min(len(u.Text), languageSampleBytes-sample.Len())])
+		sample.WriteString("\n\n")
+	}
+	text := strings.ToValidUTF8(sample.String(), "")
+	if strings.TrimSpace(text) == "" {
+		return ""
+	}
+	lang := analyze.AnalyzeSegment(text, analyze.Options{}).Language
+	if lang == analyze.Undetermined {
+		return ""
+	}
+	return lang
 }
 
 // extract dispatches on the sniffed format.
@@ -118,7 +150,7 @@ func (h *handlers) extract(ctx context.Context, prep prepInfo, path string) ([]e
 
 // ocr turns pages without a text layer into text, or marks them skipped
 // with the reason when no OCR engine is installed.
-func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput, _ *workflowPipeline) (outcome, error) {
 	var units []unitInfo
 	if err := h.getJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), &units); err != nil {
 		return outcome{}, err
@@ -162,7 +194,7 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput) (outcome, err
 }
 
 // segmentBuilder writes the segment items and the manifest of batches.
-func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
 	var units []unitInfo
 	if err := h.getJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), &units); err != nil {
 		return outcome{}, err
@@ -192,7 +224,7 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput) (o
 	if err := h.Repo.PutSegments(ctx, segs); err != nil {
 		return outcome{}, storageErr("write segments", err)
 	}
-	manifest := BuildManifest(len(units), h.Definition.BatchSize)
+	manifest := BuildManifest(len(units), pipe.def.BatchSize)
 	key := pipeline.ManifestBlobKey(in.Workflow)
 	if err := h.putJSON(ctx, key, manifest); err != nil {
 		return outcome{}, err
@@ -234,7 +266,11 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 	if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
 		return nil, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
 	}
-	if err := h.closeBatchStages(ctx, in.Workflow, "", prog); err != nil {
+	pipe, err := h.pipelineOf(ctx, prog)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.closeBatchStages(ctx, in.Workflow, "", prog, pipe); err != nil {
 		return nil, err
 	}
 	if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, ""); err != nil {

@@ -37,7 +37,7 @@ func (h *handlers) forEachAnalysis(ctx context.Context, ref pipeline.WorkflowRef
 }
 
 // graphBuilder builds the keyword/entity co-occurrence graph.
-func (h *handlers) graphBuilder(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+func (h *handlers) graphBuilder(ctx context.Context, in pipeline.StepInput, _ *workflowPipeline) (outcome, error) {
 	gb := analyze.NewGraphBuilder(analyze.GraphOptions{})
 	err := h.forEachAnalysis(ctx, in.Workflow, func(e BatchEntry) {
 		if e.Result != nil {
@@ -55,7 +55,7 @@ func (h *handlers) graphBuilder(ctx context.Context, in pipeline.StepInput) (out
 }
 
 // documentSummarizer builds the document summary.
-func (h *handlers) documentSummarizer(ctx context.Context, in pipeline.StepInput) (outcome, error) {
+func (h *handlers) documentSummarizer(ctx context.Context, in pipeline.StepInput, _ *workflowPipeline) (outcome, error) {
 	sb := analyze.NewSummaryBuilder(analyze.SummaryOptions{})
 	err := h.forEachAnalysis(ctx, in.Workflow, func(e BatchEntry) {
 		if e.Result != nil {

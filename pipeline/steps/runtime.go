@@ -12,26 +12,38 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/ocr"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/stagerun"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
 // Deps is what the handlers need. cmd/* choose the drivers behind it.
 type Deps struct {
-	Repo       *pipeline.Repository
-	Blobs      blob.Store
-	Definition pipeline.Definition
-	PDF        extract.PDFExtractor
-	OCR        ocr.Engine // nil: OCR is unavailable and image pages are skipped
-	Limits     extract.Limits
+	Repo  *pipeline.Repository
+	Blobs blob.Store
+	// Pipelines finds the pipeline version each workflow runs; nil serves
+	// only docpipe's built-in pipeline.
+	Pipelines pipeline.Pipelines
+	PDF       extract.PDFExtractor
+	OCR       ocr.Engine // nil: OCR is unavailable and image pages are skipped
+	Limits    extract.Limits
+	// HTTPClient sends the requests of users' HTTP stages (nil: the
+	// default client).
+	HTTPClient *http.Client
+	// Lambda invokes users' Lambda stages; nil where there is no Lambda
+	// (the embedded engine), which fails such a stage permanently.
+	Lambda stagerun.LambdaInvoker
 	// TempDir holds downloaded sources while a step runs ("" = os.TempDir).
 	TempDir string
 	// Parallelism bounds the work one invocation does at once (segments
@@ -54,18 +66,27 @@ func (d Deps) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// stepFunc is the body of a step. It returns a short message for logs.
-type stepFunc func(ctx context.Context, in pipeline.StepInput) (outcome, error)
+// stepFunc is the body of a step, run for a stage of the workflow's
+// pipeline.
+type stepFunc func(ctx context.Context, in pipeline.StepInput, p *workflowPipeline) (outcome, error)
 
 // outcome is how a step body ended when it did not fail.
 type outcome struct {
 	status  pipeline.StepStatus // completed (default) or skipped
-	message string
+	message string              // a short message for logs
+	doc     *pipeline.DocAttrs  // format_parser's findings
 }
 
-// Register adds every handler of the default pipeline to reg.
+// Register adds every builtin handler, the generic handlers of users'
+// stages and the bookkeeping steps to reg. Builtins are registered under
+// their own names; a stage that runs one under another name is routed by
+// the payload's "handler".
 func Register(reg *pipeline.Registry, d Deps) {
-	h := &handlers{Deps: d}
+	src := d.Pipelines
+	if src == nil {
+		src = pipeline.NewStaticPipelines(pipelinefile.Default())
+	}
+	h := &handlers{Deps: d, pipes: &pipelineCache{src: src, m: map[string]*workflowPipeline{}}}
 	reg.Register(pipeline.StepSegmentPrep, h.wrap(pipeline.StepSegmentPrep, h.segmentPrep))
 	reg.Register(pipeline.StepFormatParser, h.wrap(pipeline.StepFormatParser, h.formatParser))
 	reg.Register(pipeline.StepOCR, h.wrap(pipeline.StepOCR, h.ocr))
@@ -73,12 +94,16 @@ func Register(reg *pipeline.Registry, d Deps) {
 	reg.Register(pipeline.StepSegmentAnalyzer, h.batch(pipeline.StepSegmentAnalyzer, h.segmentAnalyzer))
 	reg.Register(pipeline.StepGraphBuilder, h.wrap(pipeline.StepGraphBuilder, h.graphBuilder))
 	reg.Register(pipeline.StepDocumentSummarizer, h.wrap(pipeline.StepDocumentSummarizer, h.documentSummarizer))
+	for _, name := range []string{pipeline.HandlerCommand, pipeline.HandlerHTTP, pipeline.HandlerLambda} {
+		reg.Register(name, h.userStage(name))
+	}
 	reg.Register(pipeline.StepFinalize, pipeline.HandlerFunc(h.finalize))
 	reg.Register(pipeline.StepWorkflowFailed, pipeline.HandlerFunc(h.workflowFailed))
 }
 
 type handlers struct {
 	Deps
+	pipes *pipelineCache
 }
 
 func decodeInput(payload []byte) (pipeline.StepInput, error) {
@@ -96,24 +121,39 @@ func decodeInput(payload []byte) (pipeline.StepInput, error) {
 func encodeOutput(out pipeline.StepOutput) ([]byte, error) { return json.Marshal(out) }
 
 // wrap turns a document-scope step body into a Handler that records the
-// step's transitions: pending|failed → in_progress → completed|skipped|failed.
-// A step already completed by an earlier attempt (a resumed run, a
-// redelivered task) is not run again.
-func (h *handlers) wrap(step string, body stepFunc) pipeline.Handler {
+// stage's transitions under the stage's name (the payload's step):
+// pending|failed → in_progress → completed|skipped|failed, or straight to
+// skipped when its `when` did not match. A stage already completed by an
+// earlier attempt (a resumed run, a redelivered task) is not run again.
+func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
 		in, err := decodeInput(payload)
 		if err != nil {
 			return nil, err
 		}
-		if in.Step != step {
-			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("payload for step %q sent to %q", in.Step, step)}
-		}
+		step := in.Step
 		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
 		if err != nil {
 			return nil, storageErr("read progress", err)
 		}
+		pipe, err := h.pipelineOf(ctx, prog)
+		if err != nil {
+			return nil, err
+		}
+		st, err := pipe.stage(step, handler)
+		if err != nil {
+			return nil, err
+		}
 		if done(prog.Steps[step].Status) {
-			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
+			out := pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)}
+			if handler == pipeline.StepFormatParser {
+				// The state machine keeps what format_parser returns for
+				// the `when` conditions, also on a resumed run.
+				if out.Doc, err = h.docAttrs(ctx, in.Workflow); err != nil {
+					return nil, err
+				}
+			}
+			return encodeOutput(out)
 		}
 		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
 			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
@@ -123,14 +163,17 @@ func (h *handlers) wrap(step string, body stepFunc) pipeline.Handler {
 				return nil, storageErr("mark workflow in progress", err)
 			}
 		}
-		if err := h.closeBatchStages(ctx, in.Workflow, step, prog); err != nil {
+		if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe); err != nil {
 			return nil, err
+		}
+		if in.Skip {
+			return h.skipStage(ctx, in, st)
 		}
 		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
 			return nil, storageErr("start step", err)
 		}
 		started := time.Now()
-		res, runErr := safeRun(ctx, in, body)
+		res, runErr := safeRun(ctx, in, pipe, body)
 		if runErr != nil {
 			h.logger().Info("step failed", "step", step, "workflow", in.Workflow.WorkflowID, "error", runErr)
 			if _, err := h.Repo.TransitionStep(context.WithoutCancel(ctx), in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, runErr.Error()); err != nil {
@@ -150,25 +193,37 @@ func (h *handlers) wrap(step string, body stepFunc) pipeline.Handler {
 			return nil, storageErr("finish step", err)
 		}
 		h.logger().Debug("step done", "step", step, "workflow", in.Workflow.WorkflowID, "took", time.Since(started), "message", res.message)
-		return encodeOutput(pipeline.StepOutput{Step: step, Message: res.message})
+		return encodeOutput(pipeline.StepOutput{Step: step, Message: res.message, Doc: res.doc})
 	})
 }
 
-// batch wraps a segment_batch step: many invocations share one step entry,
-// so the first one moves it to in_progress and the next document step
-// closes it (closeBatchStages) once the whole fan-out has finished.
-func (h *handlers) batch(step string, body stepFunc) pipeline.Handler {
+// batch wraps a segment-scope stage: many invocations share one step
+// entry, so the first one moves it to in_progress and the next document
+// step closes it (closeBatchStages) once the whole fan-out has finished.
+func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
 		in, err := decodeInput(payload)
 		if err != nil {
 			return nil, err
 		}
-		if in.Step != step || in.Batch == nil {
+		step := in.Step
+		if in.Batch == nil {
 			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("step %q needs a batch", step)}
 		}
 		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
 		if err != nil {
 			return nil, storageErr("read progress", err)
+		}
+		pipe, err := h.pipelineOf(ctx, prog)
+		if err != nil {
+			return nil, err
+		}
+		st, err := pipe.stage(step, handler)
+		if err != nil {
+			return nil, err
+		}
+		if in.Skip {
+			return h.skipSegmentStage(ctx, in, st, pipe, prog)
 		}
 		if done(prog.Steps[step].Status) {
 			// A resumed execution passing through a fan-out that a later
@@ -178,7 +233,7 @@ func (h *handlers) batch(step string, body stepFunc) pipeline.Handler {
 		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
 			return nil, storageErr("start step", err)
 		}
-		res, err := safeRun(ctx, in, body)
+		res, err := safeRun(ctx, in, pipe, body)
 		if err != nil {
 			return nil, err
 		}
@@ -186,14 +241,19 @@ func (h *handlers) batch(step string, body stepFunc) pipeline.Handler {
 	})
 }
 
-// closeBatchStages completes the segment_batch stages that precede step:
-// reaching a later document step means their fan-out has finished.
-func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress) error {
-	for _, st := range h.Definition.Stages {
-		if st.Name == step {
-			return nil
-		}
+// closeBatchStages completes the segment stages step waits for: reaching
+// it means their fan-out has finished. An empty step (finalize) closes
+// every segment stage.
+func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress, pipe *workflowPipeline) error {
+	var before []string
+	if step != "" {
+		before = pipe.def.Ancestors(step)
+	}
+	for _, st := range pipe.def.Stages {
 		if st.Scope != pipeline.ScopeSegment || done(prog.Steps[st.Name].Status) {
+			continue
+		}
+		if step != "" && !slices.Contains(before, st.Name) {
 			continue
 		}
 		msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
@@ -210,13 +270,13 @@ func done(s pipeline.StepStatus) bool {
 
 // safeRun runs body, turning a panic into a failure of this step rather
 // than of the process: one bad document must not take down a worker.
-func safeRun(ctx context.Context, in pipeline.StepInput, body stepFunc) (res outcome, err error) {
+func safeRun(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline, body stepFunc) (res outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &steperr.InvalidDocumentError{Reason: fmt.Sprintf("internal error while processing (%v)", r)}
 		}
 	}()
-	return body(ctx, in)
+	return body(ctx, in, pipe)
 }
 
 // storageErr classifies a table or blob failure. An error that already
@@ -268,14 +328,31 @@ func (h *handlers) tempFile(ctx context.Context, key string) (string, func(), er
 	if err != nil {
 		return "", nil, fmt.Errorf("temp file: %w", err)
 	}
-	cleanup := func() { f.Close(); os.Remove(f.Name()) }
+	if err := h.fill(ctx, key, f); err != nil {
+		os.Remove(f.Name())
+		return "", nil, err
+	}
+	return f.Name(), func() { os.Remove(f.Name()) }, nil
+}
+
+// download copies a blob to a new file at path.
+func (h *handlers) download(ctx context.Context, key, path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("download: %w", err)
+	}
+	return h.fill(ctx, key, f)
+}
+
+// fill copies a blob into f, within the file size limit, and closes f.
+func (h *handlers) fill(ctx context.Context, key string, f *os.File) error {
+	defer f.Close()
 	rc, err := h.Blobs.Get(ctx, key)
 	if err != nil {
-		cleanup()
 		if errors.Is(err, blob.ErrNotFound) {
-			return "", nil, &steperr.InvalidInputError{Reason: "source document is missing from the blob store: " + key}
+			return &steperr.InvalidInputError{Reason: "source document is missing from the blob store: " + key}
 		}
-		return "", nil, storageErr("download source", err)
+		return storageErr("download source", err)
 	}
 	defer rc.Close()
 	// Never let a file over the limit fill the disk: copy at most one
@@ -283,16 +360,13 @@ func (h *handlers) tempFile(ctx context.Context, key string) (string, func(), er
 	max := h.Limits.WithDefaults().MaxFileBytes
 	n, err := f.ReadFrom(io.LimitReader(rc, max+1))
 	if err != nil {
-		cleanup()
-		return "", nil, storageErr("download source", err)
+		return storageErr("download source", err)
 	}
 	if n > max {
-		cleanup()
-		return "", nil, &steperr.TooLargeError{Reason: fmt.Sprintf("file is larger than the %d-byte limit", max)}
+		return &steperr.TooLargeError{Reason: fmt.Sprintf("file is larger than the %d-byte limit", max)}
 	}
 	if err := f.Close(); err != nil {
-		cleanup()
-		return "", nil, storageErr("download source", err)
+		return storageErr("download source", err)
 	}
-	return f.Name(), func() { os.Remove(f.Name()) }, nil
+	return nil
 }

@@ -50,7 +50,7 @@ func benchOrchestration(b *testing.B, batchSize int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := eng.Run(ctx, in); err != nil {
+		if err := eng.Run(ctx, pipelinefile.Default(), 0, in); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 // Package embedded runs the generated local-mode state machine in-process:
 // the interpreter drives it and every task calls a step handler through the
-// same JSON-in/JSON-out path a Lambda invocation takes.
+// same JSON-in/JSON-out path a Lambda invocation takes. Each pipeline
+// version gets its own machine, compiled once.
 package embedded
 
 import (
@@ -9,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/statemachine"
 	"github.com/docpipe/docpipe/statemachine/asl"
@@ -22,10 +25,19 @@ import (
 // pages in batches of 1 is ~1.2 MB).
 const maxManifestBytes = 64 << 20
 
-// Engine executes workflows on the in-process interpreter.
+// Engine executes workflows on the in-process interpreter, each on the
+// state machine generated from its pipeline version.
 type Engine struct {
-	sm     *asl.StateMachine
 	interp *interp.Engine
+
+	mu       sync.Mutex
+	machines map[string]*machine // by name@version
+}
+
+// machine is a pipeline version's compiled local-mode state machine.
+type machine struct {
+	hash string // the definition's content hash
+	sm   *asl.StateMachine
 }
 
 // Options tune the engine.
@@ -34,20 +46,13 @@ type Options struct {
 	OnEvent func(interp.Event)
 }
 
-// New builds an engine over the committed local-mode definition.
+// New builds an engine whose tasks call the handlers in reg. It compiles
+// the default pipeline once up front, so a broken build fails here.
 func New(reg *pipeline.Registry, blobs blob.Store, opts Options) (*Engine, error) {
-	def, err := statemachine.Definition(statemachine.ModeLocal)
-	if err != nil {
+	e := &Engine{machines: map[string]*machine{}}
+	if _, err := compile(pipelinefile.Default(), pipeline.DefaultPipeline); err != nil {
 		return nil, err
 	}
-	sm, err := asl.Parse(def)
-	if err == nil {
-		err = asl.Validate(sm)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("embedded: local definition: %w", err)
-	}
-	e := &Engine{sm: sm}
 	e.interp = interp.New(interp.Options{
 		Tasks:      taskInvoker{reg: reg},
 		ItemReader: itemReader{blobs: blobs},
@@ -56,33 +61,74 @@ func New(reg *pipeline.Registry, blobs blob.Store, opts Options) (*Engine, error
 	return e, nil
 }
 
-// Run executes the workflow's state machine to its end. The execution is
+// Run executes the workflow's state machine, generated from def (the
+// pipeline version the workflow records), to its end. The execution is
 // named after the workflow. A failure the state machine caught (and
 // recorded in the table) comes back as an *interp.ExecutionError.
-func (e *Engine) Run(ctx context.Context, input pipeline.ExecutionInput) error {
+func (e *Engine) Run(ctx context.Context, def pipeline.Definition, version int, input pipeline.ExecutionInput) error {
+	sm, err := e.machine(def, version)
+	if err != nil {
+		return err
+	}
 	raw, err := json.Marshal(input)
 	if err != nil {
 		return err
 	}
-	_, err = e.interp.Execute(ctx, e.sm, input.Workflow.WorkflowID, raw)
+	_, err = e.interp.Execute(ctx, sm, input.Workflow.WorkflowID, raw)
 	return err
 }
 
-// taskInvoker routes "docpipe:local:<step>" resources to the registry.
+// machine returns the compiled state machine of a pipeline version,
+// generating, parsing and validating it the first time. Versions are
+// immutable: a different definition under a version already compiled is
+// refused rather than run on the wrong machine.
+func (e *Engine) machine(def pipeline.Definition, version int) (*asl.StateMachine, error) {
+	key := pipeline.PipelineKey(def.Name, version)
+	hash := def.ContentHash()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m, ok := e.machines[key]; ok {
+		if m.hash != hash {
+			return nil, fmt.Errorf("embedded: pipeline %s was given with two different definitions; versions are immutable", key)
+		}
+		return m.sm, nil
+	}
+	sm, err := compile(def, key)
+	if err != nil {
+		return nil, err
+	}
+	e.machines[key] = &machine{hash: hash, sm: sm}
+	return sm, nil
+}
+
+// compile generates def's local-mode ASL, parses and validates it.
+func compile(def pipeline.Definition, key string) (*asl.StateMachine, error) {
+	b, err := statemachine.Generate(def, statemachine.ModeLocal)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: pipeline %s: %w", key, err)
+	}
+	sm, err := asl.Parse(b)
+	if err == nil {
+		err = asl.Validate(sm)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedded: pipeline %s: %w", key, err)
+	}
+	return sm, nil
+}
+
+// taskInvoker routes "docpipe:local:<stage>" resources to the registry,
+// which dispatches on the payload's handler (a builtin under another
+// name, or a user's stage) or else its step.
 type taskInvoker struct {
 	reg *pipeline.Registry
 }
 
 func (t taskInvoker) Invoke(ctx context.Context, resource string, input json.RawMessage, _ interp.TaskContext) (json.RawMessage, error) {
-	step, ok := strings.CutPrefix(resource, statemachine.LocalResource(""))
-	if !ok {
+	if !strings.HasPrefix(resource, statemachine.LocalResource("")) {
 		return nil, &interp.TaskError{Name: "States.Runtime", Cause: "the embedded engine cannot run resource " + resource}
 	}
-	h, ok := t.reg.Lookup(step)
-	if !ok {
-		return nil, &interp.TaskError{Name: steperr.NameInvalidInput, Cause: "no handler for step " + step}
-	}
-	out, err := h.Invoke(ctx, input)
+	out, err := t.reg.Invoke(ctx, input)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err // cancelled: the execution is aborted, not failed

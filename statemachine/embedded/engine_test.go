@@ -51,7 +51,7 @@ func setupWith(t *testing.T, wrap func(blob.Store) blob.Store) bundle {
 	reg := pipeline.NewRegistry()
 	def := pipelinefile.Default()
 	def.BatchSize = 2 // several batches even for small samples
-	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Definition: def, PDF: pdf, TempDir: dir})
+	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipeline.NewStaticPipelines(def), PDF: pdf, TempDir: dir})
 	eng, err := embedded.New(reg, blobs, embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func (b bundle) runFileRef(t *testing.T, path string) (pipeline.Registration, pi
 	if err != nil {
 		t.Fatal(err)
 	}
-	runErr := b.engine.Run(ctx, b.ingester.ExecutionInput(reg))
+	runErr := b.engine.Run(ctx, b.ingester.Definition, 0, b.ingester.ExecutionInput(reg))
 	prog, err := b.repo.GetProgress(ctx, reg.Workflow.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestFailedSegmentsRerun(t *testing.T) {
 		t.Errorf("reset %v, want %v", reset, want)
 	}
 	before, _ := b.repo.GetSegment(ctx, reg.Workflow.ID, 4)
-	if err := b.engine.Run(ctx, b.ingester.ExecutionInput(reg)); err != nil {
+	if err := b.engine.Run(ctx, b.ingester.Definition, 0, b.ingester.ExecutionInput(reg)); err != nil {
 		t.Fatal(err)
 	}
 	prog, err = b.repo.GetProgress(ctx, reg.Workflow.ID)
@@ -282,7 +282,7 @@ func TestRerunAfterFailureOutsideAStep(t *testing.T) {
 	if len(reset) == 0 || reset[0] != pipeline.StepSegmentPrep {
 		t.Fatalf("reset %v, want it to start at segment_prep", reset)
 	}
-	if err := b.engine.Run(ctx, b.ingester.ExecutionInput(reg)); err != nil {
+	if err := b.engine.Run(ctx, b.ingester.Definition, 0, b.ingester.ExecutionInput(reg)); err != nil {
 		t.Fatal(err)
 	}
 	prog, err := b.repo.GetProgress(ctx, ref.WorkflowID)

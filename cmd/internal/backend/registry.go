@@ -20,9 +20,13 @@ type StepOptions struct {
 	// Parallelism bounds the work inside one step invocation (0: cores).
 	Parallelism int
 	Limits      extract.Limits
+	// Pipelines finds each workflow's pipeline version; nil serves only
+	// the built-in pipeline.
+	Pipelines pipeline.Pipelines
 }
 
-// Registry builds the step handlers of the default pipeline over b.
+// Registry builds the step handlers over b: every builtin, the generic
+// handlers of users' stages, and the bookkeeping steps.
 func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 	if o.PDFBackend == "" {
 		o.PDFBackend = "auto"
@@ -32,10 +36,14 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 		return nil, err
 	}
 	reg := pipeline.NewRegistry()
+	pipelines := o.Pipelines
+	if pipelines == nil {
+		pipelines = pipeline.NewStaticPipelines(pipelinefile.Default())
+	}
 	steps.Register(reg, steps.Deps{
 		Repo:        b.Repo,
 		Blobs:       b.Blobs,
-		Definition:  pipelinefile.Default(),
+		Pipelines:   pipelines,
 		PDF:         pdf,
 		OCR:         ocr.NewTesseract(),
 		Limits:      o.Limits,

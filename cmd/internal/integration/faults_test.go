@@ -61,7 +61,7 @@ func runEmbedded(t *testing.T, b *backend.Backend, files []string) []pipeline.Re
 		if err != nil {
 			t.Fatalf("register %s: %v", path, err)
 		}
-		if err := eng.Run(ctx, ig.ExecutionInput(r)); err != nil {
+		if err := eng.Run(ctx, ig.Definition, 0, ig.ExecutionInput(r)); err != nil {
 			t.Logf("%s: execution ended with %v", path, err)
 		}
 		regs = append(regs, r)
