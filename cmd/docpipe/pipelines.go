@@ -1,0 +1,361 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+)
+
+func init() { addCommand(newPipelineCmd) }
+
+func newPipelineCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pipeline",
+		Short: "Validate, store and inspect pipeline versions",
+		Long: `A pipeline file describes the stages a document goes through. Applying it
+stores an immutable version (NAME@1, NAME@2, ...); workflows record the
+version they run and keep it, whatever is applied later.
+
+Locally versions live under --home; with --table they live in DynamoDB.`,
+		Example: `  docpipe pipeline validate samples/pipelines/*/pipeline.yaml
+  docpipe pipeline apply samples/pipelines/redact/pipeline.yaml
+  docpipe pipeline show redact@1`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newPipelineValidateCmd(a), newPipelineApplyCmd(a), newPipelineListCmd(a),
+		newPipelineShowCmd(a), newPipelineHistoryCmd(a), newPipelineDiffCmd(a))
+	return cmd
+}
+
+func newPipelineValidateCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate [flags] FILE...",
+		Short: "Check pipeline files and report every problem at its file:line",
+		Example: `  docpipe pipeline validate pipeline.yaml
+  docpipe pipeline validate --target aws samples/pipelines/*/pipeline.yaml`,
+		Args: minArgs(1, "at least one pipeline FILE"),
+	}
+	target := cmd.Flags().String("target", string(pipelinefile.TargetEmbedded), "where the pipeline will run: embedded or aws")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		t := pipelinefile.Target(*target)
+		if t != pipelinefile.TargetEmbedded && t != pipelinefile.TargetAWS {
+			return usageErrorf("--target is embedded or aws, not %q", *target)
+		}
+		bad := false
+		for _, path := range args {
+			if _, err := loadPipeline(path, t); err != nil {
+				fmt.Fprintln(a.stderr, err)
+				bad = true
+				continue
+			}
+			fmt.Fprintf(a.stdout, "%s: ok\n", path)
+		}
+		if bad {
+			return exitError{1}
+		}
+		return nil
+	}
+	return cmd
+}
+
+// loadPipeline reads and validates a pipeline file for target.
+func loadPipeline(path string, target pipelinefile.Target) (pipeline.Definition, error) {
+	def, err := pipelinefile.Load(path)
+	if err != nil {
+		return def, err
+	}
+	return def, pipelinefile.Validate(def, target)
+}
+
+func newPipelineApplyCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "apply [flags] FILE",
+		Short: "Validate a pipeline file and store it as the pipeline's next version",
+		Long: `Validate a pipeline file, then store it as the next version of its pipeline
+and make that version current. A file whose content equals the current
+version stores nothing. Prints NAME@VERSION (new) or (unchanged).`,
+		Example: `  docpipe pipeline apply samples/pipelines/redact/pipeline.yaml
+  docpipe pipeline apply --table T pipeline.yaml`,
+		Args: exactArgs(1, "one pipeline FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target := pipelinefile.TargetEmbedded
+			if a.onAWS() {
+				target = pipelinefile.TargetAWS
+			}
+			def, err := loadPipeline(args[0], target)
+			if err != nil {
+				fmt.Fprintln(a.stderr, err)
+				return exitError{1}
+			}
+			b, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			v, created, err := b.Repo.ApplyPipeline(cmd.Context(), def)
+			if err != nil {
+				return err
+			}
+			what := "unchanged"
+			if created {
+				what = "new"
+			}
+			fmt.Fprintf(a.stdout, "%s@%d (%s)\n", def.Name, v, what)
+			return nil
+		},
+	}
+}
+
+func newPipelineListCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "Stored pipelines and their current versions",
+		Example: `  docpipe pipeline list
+  docpipe pipeline list --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := a.openSource(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			list, err := b.Repo.ListPipelines(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				if list == nil {
+					list = []pipeline.PipelineSummary{}
+				}
+				return writeJSON(a.stdout, list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(a.stdout, "no pipelines stored; `docpipe pipeline apply FILE` stores one")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PIPELINE\tVERSION\tUPDATED\tDESCRIPTION")
+			for _, p := range list {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.Name, p.Version, localTime(pipeline.FormatTime(p.UpdatedAt)), p.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newPipelineShowCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show [flags] NAME[@VERSION]",
+		Short: "Every stage of a pipeline version (the current one without @VERSION)",
+		Example: `  docpipe pipeline show redact
+  docpipe pipeline show redact@1 --json`,
+		Args: exactArgs(1, "one NAME[@VERSION]"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, version, err := parsePipelineRef(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := a.openSource(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			v, err := b.Repo.GetPipeline(cmd.Context(), name, version)
+			if err != nil {
+				return notFoundHint(err, "pipeline "+args[0], listHint)
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, struct {
+					pipeline.PipelineVersion
+					Definition pipeline.Definition `json:"definition"`
+				}{v, v.Definition})
+			}
+			return printPipeline(a.stdout, v)
+		},
+	}
+}
+
+func printPipeline(w io.Writer, v pipeline.PipelineVersion) error {
+	fmt.Fprintf(w, "%s  %s\ncreated %s, content %s\nbatch size %d, max concurrency %d\n\n",
+		v, v.Description, localTime(pipeline.FormatTime(v.CreatedAt)), v.ContentHash[:12],
+		v.Definition.BatchSize, v.Definition.MaxConcurrency)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STAGE\tSCOPE\tNEEDS\tRUN\tWHEN\tTIMEOUT\tRETRY")
+	for _, st := range v.Definition.Stages {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%ds\t%s\n", st.Name, st.Scope, orDash(strings.Join(st.Needs, ",")),
+			runText(st.Run), whenText(st.When), st.TimeoutSeconds, retryText(st))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runText(r pipeline.RunSpec) string {
+	switch r.Kind() {
+	case pipeline.RunBuiltin:
+		return "builtin " + r.Builtin
+	case pipeline.RunCommand:
+		return "command " + strings.Join(r.Command, " ")
+	case pipeline.RunHTTP:
+		return "http " + r.HTTP
+	case pipeline.RunLambda:
+		return "lambda " + r.Lambda
+	}
+	return "-"
+}
+
+func whenText(w *pipeline.When) string {
+	if w == nil {
+		return "-"
+	}
+	var parts []string
+	if len(w.Format) > 0 {
+		parts = append(parts, "format="+strings.Join(w.Format, ","))
+	}
+	if len(w.Language) > 0 {
+		parts = append(parts, "language="+strings.Join(w.Language, ","))
+	}
+	if p := w.Pages; p != nil {
+		parts = append(parts, fmt.Sprintf("pages=%d..%s", p.Min, orDash(strconv.Itoa(p.Max))))
+	}
+	return orDash(strings.Join(parts, " "))
+}
+
+func retryText(st pipeline.Stage) string {
+	if !st.Retryable || st.Retry.MaxAttempts == 0 {
+		return "none"
+	}
+	r := st.Retry
+	return fmt.Sprintf("%dx %ds*%g max %ds", r.MaxAttempts, r.IntervalSeconds, r.BackoffRate, r.MaxDelaySeconds)
+}
+
+func newPipelineHistoryCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "history [flags] NAME",
+		Short: "A pipeline's versions, newest first",
+		Example: `  docpipe pipeline history redact
+  docpipe pipeline history redact --json`,
+		Args: exactArgs(1, "one pipeline NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := a.openSource(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			hist, err := b.Repo.PipelineHistory(cmd.Context(), args[0])
+			if err != nil {
+				return notFoundHint(err, "pipeline "+args[0], listHint)
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, hist)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "VERSION\tCREATED\tSTAGES\tCONTENT\tDESCRIPTION")
+			for _, v := range hist {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v, localTime(pipeline.FormatTime(v.CreatedAt)), v.Stages, v.ContentHash[:12], v.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newPipelineDiffCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff NAME@A NAME@B",
+		Short: "A unified diff of two versions, as pipeline files",
+		Long: `Print a unified diff of two stored versions, each written out as a pipeline
+file with every setting spelled out. Without @VERSION a side is the current
+version. Exit status 0 either way.`,
+		Example: `  docpipe pipeline diff redact@1 redact@2
+  docpipe pipeline diff redact@1 redact`,
+		Args: exactArgs(2, "two NAME@VERSION"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := a.openSource(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			var sides [2]pipeline.PipelineVersion
+			for i, arg := range args {
+				name, version, err := parsePipelineRef(arg)
+				if err != nil {
+					return err
+				}
+				if sides[i], err = b.Repo.GetPipeline(cmd.Context(), name, version); err != nil {
+					return notFoundHint(err, "pipeline "+arg, listHint)
+				}
+			}
+			text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+				A:        difflib.SplitLines(string(pipelinefile.Format(sides[0].Definition))),
+				B:        difflib.SplitLines(string(pipelinefile.Format(sides[1].Definition))),
+				FromFile: sides[0].String(),
+				ToFile:   sides[1].String(),
+				Context:  3,
+			})
+			if err != nil {
+				return err
+			}
+			if text == "" {
+				fmt.Fprintf(a.stdout, "%s and %s are the same\n", sides[0], sides[1])
+				return nil
+			}
+			_, err = io.WriteString(a.stdout, text)
+			return err
+		},
+	}
+}
+
+// parsePipelineRef splits NAME[@VERSION]; no version is 0, the current one.
+func parsePipelineRef(s string) (string, int, error) {
+	name, ver, found := strings.Cut(s, "@")
+	if name == "" {
+		return "", 0, usageErrorf("%q names no pipeline: write NAME or NAME@VERSION", s)
+	}
+	if !found {
+		return name, 0, nil
+	}
+	v, err := strconv.Atoi(ver)
+	if err != nil || v < 1 {
+		return "", 0, usageErrorf("%q: the version after @ is a number from 1", s)
+	}
+	return name, v, nil
+}
+
+// openStore opens the state for a command that writes it: on AWS the
+// table, locally --home, created when missing.
+func (a *app) openStore(ctx context.Context) (*backend.Backend, error) {
+	if a.onAWS() {
+		return backend.OpenAWS(ctx, backend.AWSOptions{Table: a.table, Bucket: a.bucket})
+	}
+	if err := os.MkdirAll(a.home, 0o755); err != nil {
+		return nil, err
+	}
+	return backend.OpenLocal(a.home)
+}
+
+const listHint = "`docpipe pipeline list` shows the stored pipelines, `docpipe pipeline history NAME` their versions"
+
+// notFoundHint turns a missing item into a message that says what to do.
+func notFoundHint(err error, what, hint string) error {
+	if errors.Is(err, pipeline.ErrNotFound) {
+		return fmt.Errorf("%s not found; %s", what, hint)
+	}
+	return err
+}
