@@ -35,11 +35,18 @@ func ExtractBytes(ctx context.Context, b []byte, limits extract.Limits) ([]extra
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	doc, err := html.Parse(bytes.NewReader(decode(b)))
-	if err != nil { // the HTML5 parser recovers from anything but a read error
+	b = decode(b)
+	w := &walker{ctx: ctx, s: plaintext.NewSplitter("section", limits)}
+	doc, err := html.Parse(bytes.NewReader(b))
+	if tooDeep(err) {
+		if err := w.streamText(b); err != nil {
+			return nil, err
+		}
+		return w.s.Units()
+	}
+	if err != nil { // the HTML5 parser recovers from anything but a read error and too deep nesting
 		return nil, err
 	}
-	w := &walker{ctx: ctx, s: plaintext.NewSplitter("section", limits)}
 	for _, root := range mainRoots(doc) {
 		w.walk(root)
 		w.endBlock()
