@@ -38,6 +38,7 @@ type runFlags struct {
 	verbose     bool
 	cost        bool
 	notify      *notifyFlags // where outcome events go
+	pipeline    string       // NAME[@VERSION] new documents run; "" the project's default
 }
 
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
@@ -48,6 +49,7 @@ func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")
 	fs.BoolVar(&f.cost, "cost", false, "print per-page request counts (state transitions, table and blob requests) as they would be billed on AWS")
 	f.notify = addNotifyFlags(fs)
+	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME or NAME@VERSION (default: the project's, else the built-in one)")
 	return f
 }
 
@@ -157,7 +159,8 @@ type localPipeline struct {
 	engine      *embedded.Engine
 	logger      *slog.Logger
 	meter       *metered.Meter
-	transitions atomic.Int64 // states entered, in every execution
+	transitions atomic.Int64   // states entered, in every execution
+	pipeline    chosenPipeline // the version new documents run
 }
 
 func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*localPipeline, error) {
@@ -194,6 +197,11 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		b.Close()
 		return nil, err
 	}
+	if lp.pipeline, err = choosePipeline(ctx, b.Repo, f.project, f.pipeline); err != nil {
+		b.Close()
+		return nil, err
+	}
+	ig.Definition = lp.pipeline.def
 	lp.ingester, lp.engine, lp.logger = ig, eng, logger
 	return lp, nil
 }
@@ -301,6 +309,7 @@ func (lp *localPipeline) register(ctx context.Context, project, path string) (pi
 	return lp.ingester.Register(ctx, pipeline.IngestRequest{
 		ProjectID: project, FileName: filepath.Base(path), FileURI: "file://" + abs,
 		Body: file, Reuse: true,
+		Pipeline: lp.pipeline.name, PipelineVersion: lp.pipeline.version,
 	})
 }
 

@@ -98,10 +98,11 @@ func status(ctx context.Context, a *app, args []string, failed bool, limit int) 
 
 // workflowDetail is `status WORKFLOW --json`.
 type workflowDetail struct {
-	Workflow    pipeline.Workflow     `json:"workflow"`
-	Progress    pipeline.StepProgress `json:"progress"`
-	Steps       []namedStep           `json:"steps"`
-	Transitions []pipeline.Transition `json:"transitions"`
+	Workflow    pipeline.Workflow      `json:"workflow"`
+	Progress    pipeline.StepProgress  `json:"progress"`
+	Steps       []namedStep            `json:"steps"`
+	Transitions []pipeline.Transition  `json:"transitions"`
+	Events      []pipeline.OutboxEntry `json:"events"` // outcome events and their delivery
 }
 
 type namedStep struct {
@@ -129,7 +130,11 @@ func loadDetail(ctx context.Context, repo *pipeline.Repository, id string) (work
 	if err != nil {
 		return workflowDetail{}, err
 	}
-	d := workflowDetail{Workflow: wf, Progress: prog, Transitions: trs}
+	evs, err := repo.ListWorkflowEvents(ctx, id)
+	if err != nil {
+		return workflowDetail{}, err
+	}
+	d := workflowDetail{Workflow: wf, Progress: prog, Transitions: trs, Events: evs}
 	for _, name := range pipelinefile.Default().StepNames() {
 		if st, ok := prog.Steps[name]; ok {
 			d.Steps = append(d.Steps, namedStep{Name: name, StepState: st})
@@ -158,7 +163,11 @@ func statusDetail(ctx context.Context, repo *pipeline.Repository, id string, asJ
 	for _, s := range d.Steps {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status, localTime(s.StartedAt), localTime(s.EndedAt), took(s.StartedAt, s.EndedAt), s.Error)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil || len(d.Events) == 0 {
+		return err
+	}
+	fmt.Fprintln(w)
+	return writeEvents(w, d.Events, true)
 }
 
 func writeJSON(w io.Writer, v any) error {

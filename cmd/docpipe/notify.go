@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/spf13/pflag"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/pipeline/relay"
+)
+
+// Environment variables of the event sinks.
+const (
+	envWebhookURL     = "DOCPIPE_WEBHOOK_URL"
+	envWebhookSecret  = "DOCPIPE_WEBHOOK_SECRET"
+	envEventCommand   = "DOCPIPE_EVENT_COMMAND"
+	envEventBridgeBus = "DOCPIPE_EVENTBRIDGE_BUS"
+	finalDrainTimeout = 30 * time.Second
+	relayPollInterval = time.Second
+)
+
+// notifyFlags configure where outcome events go. The secret is named by
+// the environment variable that holds it, so it never sits on a command
+// line (ps, shell history).
+type notifyFlags struct {
+	webhookURL       string
+	webhookSecretEnv string
+	command          string
+	eventBridgeBus   string
+}
+
+func addNotifyFlags(fs *pflag.FlagSet) *notifyFlags {
+	n := &notifyFlags{}
+	fs.StringVar(&n.webhookURL, "webhook", os.Getenv(envWebhookURL), "POST every outcome event to this URL (Standard Webhooks) [$"+envWebhookURL+"]")
+	fs.StringVar(&n.webhookSecretEnv, "webhook-secret-env", envWebhookSecret, "environment variable holding the webhook signing secret (whsec_...)")
+	fs.StringVar(&n.command, "event-command", os.Getenv(envEventCommand), "run this shell command per outcome event, the event JSON on stdin [$"+envEventCommand+"]")
+	fs.StringVar(&n.eventBridgeBus, "eventbridge-bus", os.Getenv(envEventBridgeBus), "put outcome events on this EventBridge bus [$"+envEventBridgeBus+"]")
+	return n
+}
+
+// sinks builds the configured sinks; none is a valid configuration.
+func (n *notifyFlags) sinks(ctx context.Context) ([]relay.Sink, error) {
+	var sinks []relay.Sink
+	if n.webhookURL != "" {
+		w, err := relay.NewWebhook(n.webhookURL, os.Getenv(n.webhookSecretEnv))
+		if err != nil {
+			return nil, usageError{err}
+		}
+		sinks = append(sinks, w)
+	}
+	if n.command != "" {
+		sinks = append(sinks, relay.Command{Line: n.command})
+	}
+	if n.eventBridgeBus != "" {
+		cfg, err := backend.LoadAWSConfig(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		sinks = append(sinks, relay.EventBridge{Client: eventbridge.NewFromConfig(cfg), Bus: n.eventBridgeBus})
+	}
+	return sinks, nil
+}
+
+// blobURI renders result keys as URIs: file:// for a blob directory,
+// s3:// on AWS.
+func blobURI(b *backend.Backend) func(string) string {
+	if d, ok := b.Blobs.(interface{ Root() string }); ok {
+		return func(key string) string { return "file://" + d.Root() + "/" + key }
+	}
+	if b.Kind == "aws" && b.Bucket != "" {
+		return func(key string) string { return "s3://" + b.Bucket + "/" + key }
+	}
+	return nil
+}
+
+// startRelay delivers events in the background while a command runs: the
+// backlog left by earlier runs first, then new outcomes as they commit.
+// The returned stop ends it after one last pass, so a run's own events go
+// out before it exits; what still fails stays pending for the next start.
+// Without sinks it does nothing.
+func startRelay(ctx context.Context, b *backend.Backend, n *notifyFlags, logger *slog.Logger) (stop func(), err error) {
+	sinks, err := n.sinks(ctx)
+	if err != nil || len(sinks) == 0 {
+		return func() {}, err
+	}
+	r := &relay.Relay{Repo: b.Repo, Sinks: sinks, BlobURI: blobURI(b), Logger: logger}
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = relay.Run(runCtx, r, relayPollInterval) })
+	return func() {
+		cancel()
+		wg.Wait()
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), finalDrainTimeout)
+		defer dcancel()
+		if _, err := r.Drain(dctx); err != nil {
+			logger.Warn("delivering events", "error", err)
+		}
+	}, nil
+}
