@@ -359,3 +359,46 @@ func notFoundHint(err error, what, hint string) error {
 	}
 	return err
 }
+
+// pipelineStatus is `status --pipeline NAME`: the pipeline's workflows,
+// newest first, from the pipeline index.
+func pipelineStatus(ctx context.Context, a *app, name string, limit int) error {
+	b, err := a.openSource(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var list []pipeline.Workflow
+	token := ""
+	for {
+		page, next, err := b.Repo.ListPipelineWorkflows(ctx, name, limit, token)
+		if err != nil {
+			return err
+		}
+		list = append(list, page...)
+		if next == "" || limit > 0 && len(list) >= limit {
+			break
+		}
+		token = next
+	}
+	if limit > 0 && len(list) > limit {
+		list = list[:limit]
+	}
+	if a.jsonOut {
+		if list == nil {
+			list = []pipeline.Workflow{}
+		}
+		return writeJSON(a.stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(a.stdout, "no workflows run pipeline %s\n", name)
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKFLOW\tFILE\tPIPELINE\tSTATUS\tCREATED\tERROR")
+	for _, wf := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s@%d\t%s\t%s\t%s\n", wf.ID, wf.FileName, wf.Pipeline, wf.PipelineVersion, wf.Status,
+			localTime(pipeline.FormatTime(wf.CreatedAt)), wf.Error)
+	}
+	return tw.Flush()
+}

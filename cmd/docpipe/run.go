@@ -178,7 +178,7 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, Logger: logger})
+	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, Logger: logger, Pipelines: storedPipelines{b.Repo}})
 	if err != nil {
 		b.Close()
 		return nil, err

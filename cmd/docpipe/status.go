@@ -28,14 +28,22 @@ Times are shown in the local time zone; --json prints them as RFC 3339.`,
 		Example: `  docpipe status
   docpipe status --failed --json
   docpipe status WORKFLOW
+  docpipe status --pipeline redact
   docpipe status --table T --bucket B --failed`,
 		Args: maxArgs(1, "one WORKFLOW"),
 	}
 	failed := cmd.Flags().Bool("failed", false, "list failed analyses instead of those in progress")
 	limit := cmd.Flags().Int("limit", 50, "at most this many analyses (0: all)")
+	pipelineName := cmd.Flags().String("pipeline", "", "list the workflows that run this pipeline, newest first")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if *limit < 0 {
 			return usageErrorf("--limit must be 0 (all) or more, not %d", *limit)
+		}
+		if *pipelineName != "" {
+			if len(args) > 0 || *failed {
+				return usageErrorf("--pipeline lists workflows; it takes no WORKFLOW and no --failed")
+			}
+			return pipelineStatus(cmd.Context(), a, *pipelineName, *limit)
 		}
 		return status(cmd.Context(), a, args, *failed, *limit)
 	}
