@@ -17,9 +17,9 @@ import (
 
 // Bounds of one snapshot.
 const (
-	liveRunning = 100  // running and waiting analyses listed
-	liveFailed  = 20   // newest failures listed
-	countUpTo   = 1000 // counts stop here ("1000+")
+	liveRunning = 50  // running and waiting analyses listed
+	liveFailed  = 20  // newest failures listed
+	countUpTo   = 200 // counts stop here ("200+")
 )
 
 // Snapshot is one reading of the status index.

@@ -101,7 +101,7 @@
     onSnapshot((snap) => {
       Object.entries(snap.counts || {}).forEach(([k, n]) => {
         const c = document.querySelector('[data-count="' + k + '"]');
-        if (c) c.textContent = n >= 1000 ? n + '+' : String(n);
+        if (c) c.textContent = n >= (snap.count_up_to || 200) ? n + '+' : String(n);
       });
       const body = document.querySelector('#running tbody');
       body.replaceChildren(...(snap.running || []).map((p) => el('tr', { 'data-id': p.workflow_id },

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// findChromium returns a Chromium or Chrome binary, or "".
+func findChromium() string {
+	if p := os.Getenv("DOCPIPE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// artifactDir is where the browser test leaves its screenshots.
+func artifactDir(t *testing.T) string {
+	if d := os.Getenv("DOCPIPE_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// TestServeInBrowser drives the dashboard in headless Chromium: upload a
+// good and a broken document through the page's file input, watch the
+// good one complete without reloading, read one of its segments, find the
+// broken one under Failed with its reason and re-run it.
+func TestServeInBrowser(t *testing.T) {
+	browser := findChromium()
+	if browser == "" {
+		t.Skip("no Chromium binary found (apt-get install chromium, or set DOCPIPE_CHROMIUM)")
+	}
+	good, _ := filepath.Abs("../../samples/docs/notes.md")
+	bad, _ := filepath.Abs("../../samples/bad/empty.txt")
+	shots := artifactDir(t)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	srvCtx, stopServer := context.WithCancel(ctx)
+	addrc := make(chan string, 1)
+	served := make(chan error, 1)
+	f := &runFlags{app: &app{stdout: io.Discard, stderr: io.Discard, home: t.TempDir(), project: "default"}, concurrency: 2, pdf: "go"}
+	go func() { served <- serve(srvCtx, f, "127.0.0.1:0", "", func(a string) { addrc <- a }) }()
+	var base string
+	select {
+	case a := <-addrc:
+		base = "http://" + a
+	case err := <-served:
+		t.Fatalf("serve: %v", err)
+	}
+	defer func() {
+		stopServer()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
+	defer cancelAlloc()
+	tab, cancelTab := chromedp.NewContext(alloc)
+	defer cancelTab()
+
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(tab, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	do("open the upload page", chromedp.Navigate(base+"/upload"), chromedp.WaitVisible(chromedp.CSS("#upload")))
+	if limit := text("#upload .note"); !strings.Contains(limit, "512 MiB") {
+		t.Errorf("upload page does not show the size limit: %q", limit)
+	}
+	do("upload two files", chromedp.SetUploadFiles(chromedp.CSS("#files"), []string{good, bad}))
+	do("see the good one complete without reloading", chromedp.WaitVisible(chromedp.CSS("#uploads .s-completed")))
+	do("see the broken one fail", chromedp.WaitVisible(chromedp.CSS("#uploads .s-failed")))
+	shot("upload.png")
+
+	do("open the good analysis", chromedp.Click(chromedp.Search(`//table[@id="uploads"]//a[text()="notes.md"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#grid .cell.s-done")))
+	if st := text("#a-status"); st != "completed" {
+		t.Fatalf("analysis status %q", st)
+	}
+	do("read a segment", chromedp.Click(chromedp.CSS("#grid .cell")), chromedp.WaitVisible(chromedp.CSS("#segment")))
+	if seg := text("#seg-text"); strings.TrimSpace(seg) == "" {
+		t.Fatal("segment text is empty")
+	}
+	do("see the summary", chromedp.WaitVisible(chromedp.CSS("#summary blockquote, #summary strong")))
+	shot("analysis.png")
+
+	do("open Failed", chromedp.Navigate(base+"/failed"), chromedp.WaitVisible(chromedp.CSS("#failed .reason")))
+	if reason := text("#failed .reason"); !strings.Contains(reason, "empty") {
+		t.Fatalf("failed reason %q does not say why", reason)
+	}
+	do("re-run it", chromedp.Click(chromedp.CSS("#failed button.rerun")), chromedp.WaitVisible(chromedp.CSS("#failed button.rerun[disabled]")))
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](`document.querySelector('#failed .rerun-result').textContent.startsWith('re-running')`)); err != nil {
+		t.Fatalf("re-run result: %v (%q)", err, text("#failed .rerun-result"))
+	}
+	shot("failed.png")
+
+	do("open the overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#live.on")))
+	shot("overview.png")
+	t.Logf("screenshots in %s", shots)
+}
