@@ -33,6 +33,18 @@
 //	  "needs":        {"ocr": "/tmp/.../ocr.json"} each needed stage's output
 //	}
 //
+// A needed document stage's output file holds the JSON it returned (for a
+// builtin: segment_prep's prep.json, format_parser's {format, language,
+// pages}, graph_builder's graph, document_summarizer's summary). A needed
+// segment stage gives a document stage every segment's text as that stage
+// left it, as JSON Lines in index order, one segment a line (segments
+// failed by then are left out):
+//
+//	{"index": 1, "text": "...", "output": {...the stage's output for it...}}
+//
+// ("output" only for a user's stage). A segment stage that needs another
+// segment stage gets that stage's output for the same segment.
+//
 // An HTTP service or a Lambda function cannot read those files, so it
 // gets no paths: the segment text is in "segment", each needed stage's
 // output is sent inline as the JSON it returned, and the original
@@ -40,6 +52,9 @@
 //
 //	"inputs":        {"source_url": "https://..."},
 //	"inputs_inline": {"needs": {"ocr": {...its output...}}}
+//
+// A needed segment stage's segments arrive inline as one JSON array of
+// the same objects.
 //
 // The whole request with its inline needs must stay under 6 MB
 // (DefaultMaxInline, Lambda's limit for a synchronous payload).

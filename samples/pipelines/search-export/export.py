@@ -5,7 +5,9 @@ search index.
 
 The segment texts come from the output files of the stages this one needs
 (request["inputs"]["needs"]): every JSON object in them with an integer
-"index" and a string "text" is a segment. Chunks go to
+"index" and a string "text" is a segment. A segment stage's output is JSON
+Lines (a .jsonl file, one segment a line), a document stage's one JSON
+value. Chunks go to
 exports/<workflow_id>.jsonl (the command runs in the pipeline's folder);
 stdout answers {"path": ..., "chunks": N}.
 
@@ -60,7 +62,12 @@ def main():
         found = {}
         for path in needs.values():
             with open(path, encoding="utf-8") as f:
-                segments(json.load(f), found)
+                if path.endswith(".jsonl"):
+                    for line in f:
+                        if line.strip():
+                            segments(json.loads(line), found)
+                else:
+                    segments(json.load(f), found)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         print("search_export: unusable input: %s" % err, file=sys.stderr)
         return 65
