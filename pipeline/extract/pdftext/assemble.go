@@ -34,7 +34,17 @@ type glyph struct {
 // assemble turns positioned glyphs into lines of words: lines top to
 // bottom, glyphs left to right within a line, a space wherever the
 // producer drew one or left a gap. It reorders gs.
-func assemble(in []glyph) string {
+func assemble(in []glyph) string { return new(layout).assemble(in) }
+
+// layout holds buffers reused from page to page.
+type layout struct {
+	lines [][]glyph
+	words []word
+	byX   []word
+	out   []byte
+}
+
+func (l *layout) assemble(in []glyph) string {
 	gs := in[:0]
 	for _, g := range in {
 		if g.s == "" || g.s == "\n" || g.s == "\r" ||
@@ -66,11 +76,11 @@ func assemble(in []glyph) string {
 		slices.SortStableFunc(gs, byLine)
 	}
 
-	var lines [][]glyph
+	lines := l.lines[:0]
 	for start := 0; start < len(gs); {
 		end := start + 1
 		for end < len(gs) && gs[end].dir == gs[start].dir &&
-			gs[start].y-gs[end].y <= lineTolerance*math.Max(gs[start].size, gs[end].size) {
+			gs[start].y-gs[end].y <= lineTolerance*max(gs[start].size, gs[end].size) {
 			end++
 		}
 		line := gs[start:end]
@@ -82,8 +92,9 @@ func assemble(in []glyph) string {
 		start = end
 	}
 
-	var b []byte
-	for _, region := range columns(lines) {
+	l.lines = lines
+	b := l.out[:0]
+	for _, region := range l.columns(lines) {
 		prevLine := -1
 		for i := 0; i < len(region); {
 			// The region's words on one line are neighbours on it.
@@ -104,6 +115,7 @@ func assemble(in []glyph) string {
 			prevLine, i = li, j
 		}
 	}
+	l.out = b
 	return string(b)
 }
 
@@ -130,13 +142,13 @@ type word struct {
 // by recursive cuts: blocks one above the other, then columns side by
 // side (left first). A page without columns is one region. Within a region
 // words keep line order, left to right.
-func columns(lines [][]glyph) [][]word {
-	var words []word
+func (l *layout) columns(lines [][]glyph) [][]word {
+	words := l.words[:0]
 	for li, line := range lines {
 		from := -1
 		for i := range line {
 			g := &line[i]
-			if from >= 0 && (g.space || g.x-(line[i-1].x+line[i-1].w) > wordGap*math.Max(g.size, line[i-1].size)) {
+			if from >= 0 && (g.space || g.x-(line[i-1].x+line[i-1].w) > wordGap*max(g.size, line[i-1].size)) {
 				words = appendWord(words, line, li, from, i)
 				from = -1
 			}
@@ -148,7 +160,8 @@ func columns(lines [][]glyph) [][]word {
 			words = appendWord(words, line, li, from, len(line))
 		}
 	}
-	return cut(words, nil, 0)
+	l.words = words
+	return l.cut(words, nil, 0)
 }
 
 func appendWord(words []word, line []glyph, li, from, to int) []word {
@@ -158,8 +171,8 @@ func appendWord(words []word, line []glyph, li, from, to int) []word {
 	}
 	w := word{line: li, from: from, to: to, x0: line[from].x, y: line[from].y, dir: line[from].dir}
 	for _, g := range line[from:to] {
-		w.x1 = math.Max(w.x1, g.x+g.w)
-		w.size = math.Max(w.size, g.size)
+		w.x1 = max(w.x1, g.x+g.w)
+		w.size = max(w.size, g.size)
 	}
 	return append(words, w)
 }
@@ -167,7 +180,7 @@ func appendWord(words []word, line []glyph, li, from, to int) []word {
 // maxCuts bounds the recursion on pathological pages.
 const maxCuts = 32
 
-func cut(ws []word, out [][]word, depth int) [][]word {
+func (l *layout) cut(ws []word, out [][]word, depth int) [][]word {
 	if len(ws) == 0 {
 		return out
 	}
@@ -179,24 +192,25 @@ func cut(ws []word, out [][]word, depth int) [][]word {
 	start := 0
 	for i := 1; i < len(ws); i++ {
 		a, b := ws[i-1], ws[i]
-		if a.line != b.line && (a.dir != b.dir || a.y-b.y > paraGap*math.Max(a.size, b.size)) {
-			out = cut(ws[start:i], out, depth+1)
+		if a.line != b.line && (a.dir != b.dir || a.y-b.y > paraGap*max(a.size, b.size)) {
+			out = l.cut(ws[start:i], out, depth+1)
 			start = i
 		}
 	}
 	if start > 0 {
-		return cut(ws[start:], out, depth+1)
+		return l.cut(ws[start:], out, depth+1)
 	}
-	if left, right, ok := splitColumns(ws); ok {
-		return cut(right, cut(left, out, depth+1), depth+1)
+	if left, right, ok := l.splitColumns(ws); ok {
+		return l.cut(right, l.cut(left, out, depth+1), depth+1)
 	}
 	return append(out, ws)
 }
 
 // splitColumns finds the leftmost gutter in ws and returns the words on
 // either side, each still in line order.
-func splitColumns(ws []word) (left, right []word, ok bool) {
-	byX := slices.Clone(ws)
+func (l *layout) splitColumns(ws []word) (left, right []word, ok bool) {
+	byX := append(l.byX[:0], ws...)
+	l.byX = byX
 	slices.SortFunc(byX, func(a, b word) int { return cmp.Compare(a.x0, b.x0) })
 	reach := byX[0].x1
 	for i := 1; i < len(byX); i++ {
@@ -212,7 +226,7 @@ func splitColumns(ws []word) (left, right []word, ok bool) {
 			}
 			return left, right, true
 		}
-		reach = math.Max(reach, w.x1)
+		reach = max(reach, w.x1)
 	}
 	return nil, nil, false
 }
@@ -262,7 +276,7 @@ func appendLine(b []byte, line []glyph) []byte {
 			if g.s == prev.s && math.Abs(g.x-prev.x) < 0.1*g.size {
 				continue
 			}
-			if pendingSpace || gap > wordGap*math.Max(g.size, prev.size) {
+			if pendingSpace || gap > wordGap*max(g.size, prev.size) {
 				b = append(b, ' ')
 			}
 		}

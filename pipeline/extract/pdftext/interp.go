@@ -174,6 +174,7 @@ const maxFormDepth = 8
 type interpreter struct {
 	fonts  *fontCache
 	glyphs []glyph
+	layout layout
 }
 
 func (in *interpreter) page(p pdf.Value) []glyph {

@@ -270,5 +270,5 @@ func (in *interpreter) pageText(v pdf.Value) (text string, ok bool) {
 			text, ok = "", false
 		}
 	}()
-	return assemble(in.page(v)), true
+	return in.layout.assemble(in.page(v)), true
 }
