@@ -170,6 +170,17 @@ func (g generator) levels(stages []pipeline.Stage, inBatch bool) []block {
 		}
 	}
 	var blocks []block
+	defer func() {
+		if inBatch {
+			// A child execution's output is gathered by the Map before its
+			// own ResultPath drops it; an empty output keeps 30,000 pages
+			// far from the payload limit. Only the batch's last states
+			// drop it: earlier ones pass the batch on to the next stage.
+			for _, st := range blocks[len(blocks)-1].exits {
+				discardOutput(st)
+			}
+		}
+	}()
 	for _, group := range byLevel {
 		if len(group) == 1 {
 			blocks = append(blocks, g.stageBlock(group[0], inBatch, inBatch))
@@ -190,6 +201,18 @@ func (g generator) levels(stages []pipeline.Stage, inBatch bool) []block {
 	return blocks
 }
 
+// discardOutput makes st end with an empty output.
+func discardOutput(st asl.State) {
+	switch s := st.(type) {
+	case *asl.Task:
+		s.OutputPath = asl.NullPath()
+	case *asl.Parallel:
+		s.OutputPath = asl.NullPath()
+	default:
+		panic(fmt.Sprintf("statemachine: a %s state cannot end a batch", st.StateType()))
+	}
+}
+
 // stageBlock is one stage's task, behind a Choice when it has a `when`.
 // Inside a Parallel branch or a batch the enclosing Parallel or Map catches
 // failures (enclosed), so only top-level tasks carry their own Catch.
@@ -201,12 +224,6 @@ func (g generator) stageBlock(st pipeline.Stage, inBatch, enclosed bool) block {
 	t := g.task(st.Name, payload, st.Retry, st.Retryable, st.TimeoutSeconds)
 	if !enclosed {
 		t.Catch = catchAll()
-	}
-	if inBatch {
-		// A child execution's output is gathered by the Map before its
-		// own ResultPath drops it; an empty output keeps 30,000 pages far
-		// from the payload limit.
-		t.OutputPath = asl.NullPath()
 	}
 	if st.Run.Builtin == pipeline.StepFormatParser && g.usesDocAttrs() {
 		g.keepDocAttrs(t)
@@ -220,9 +237,6 @@ func (g generator) stageBlock(st pipeline.Stage, inBatch, enclosed bool) block {
 		skipPayload.Fields = append(skipPayload.Fields, asl.DynamicField("batch", "$.batch"))
 	}
 	skip := g.task(st.Name, skipPayload, st.Retry, st.Retryable, bookkeepingTimeoutSeconds)
-	if inBatch {
-		skip.OutputPath = asl.NullPath()
-	}
 	if !enclosed {
 		skip.Catch = catchAll()
 	}

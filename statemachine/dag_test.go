@@ -116,8 +116,14 @@ func TestSegmentStagesShareTheBatch(t *testing.T) {
 	if child.StartAt != "redact" || !slices.Equal(child.States.Names, []string{"redact", pipeline.StepSegmentAnalyzer}) {
 		t.Fatalf("batch runs %v from %s", child.States.Names, child.StartAt)
 	}
-	if child.States.ByName["redact"].(*asl.Task).Next != pipeline.StepSegmentAnalyzer {
+	redact := child.States.ByName["redact"].(*asl.Task)
+	if redact.Next != pipeline.StepSegmentAnalyzer {
 		t.Errorf("redact does not continue to the analyzer")
+	}
+	// Only the batch's last state drops its output; earlier ones hand the
+	// batch on.
+	if redact.OutputPath.Set || !child.States.ByName[pipeline.StepSegmentAnalyzer].(*asl.Task).OutputPath.Null {
+		t.Errorf("OutputPath: redact %+v, analyzer %+v", redact.OutputPath, child.States.ByName[pipeline.StepSegmentAnalyzer].(*asl.Task).OutputPath)
 	}
 }
 

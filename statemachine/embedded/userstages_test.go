@@ -386,3 +386,83 @@ stages:
 		t.Errorf("doc.json %+v, %v", doc, err)
 	}
 }
+// The redact sample replaces e-mail addresses before analysis: the
+// analyzer, graph and summary never see them, while the original segment
+// text stays as it was.
+func TestRedactSampleHidesAddressesFromTheAnalysis(t *testing.T) {
+	t.Parallel()
+	def, err := pipelinefile.Load(filepath.Join(copyDir(t, "../../samples/pipelines/redact"), "pipeline.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def.BatchSize = 2
+	r := newUserRig(t, def)
+	const address = "anna.braendli@sitzwerk.example"
+	ref, prog := r.run(t, sample("letter.txt"))
+	wantCompleted(t, prog)
+	if st := prog.Steps["redact"]; st.Status != pipeline.StepCompleted {
+		t.Errorf("redact is %s", st.Status)
+	}
+	var original, analysis strings.Builder
+	for i := 1; i <= prog.TotalSegments; i++ {
+		original.WriteString(r.blob(t, pipeline.SegmentTextBlobKey(ref, i)))
+	}
+	for b := 1; b <= (prog.TotalSegments+1)/2; b++ {
+		analysis.WriteString(r.blob(t, pipeline.BatchAnalysisBlobKey(ref, b)))
+		if lines := r.blob(t, pipeline.StageBatchBlobKey(ref, "redact", b)); !strings.Contains(lines, `"redacted"`) {
+			t.Errorf("batch %d: redact's output %s", b, lines)
+		}
+	}
+	if !strings.Contains(original.String(), address) {
+		t.Fatalf("the original segment text lost %s", address)
+	}
+	for _, out := range []string{analysis.String(), r.blob(t, pipeline.GraphBlobKey(ref)), r.blob(t, pipeline.SummaryBlobKey(ref))} {
+		if strings.Contains(out, "sitzwerk.example") {
+			t.Errorf("the analysis saw the address: %.300s", out)
+		}
+	}
+	if !strings.Contains(analysis.String(), "[EMAIL]") {
+		t.Errorf("the analysis did not see the redacted text")
+	}
+}
+
+// A segment stage failing one segment permanently fails that segment only;
+// the analyzer leaves it alone and the others complete.
+func TestPermanentSegmentFailureFailsOnlyThatSegment(t *testing.T) {
+	t.Parallel()
+	def := writePipeline(t, `
+name: picky
+stages:
+  - name: picky
+    scope: segment
+    run: {command: [python3, picky.py]}
+  - name: segment_analyzer
+    needs: [picky]
+    run: {builtin: segment_analyzer}
+`, map[string]string{
+		"picky.py": `import json, sys
+req = json.load(sys.stdin)
+if req["segment"]["index"] == 1:
+    print("segment 1 is not allowed", file=sys.stderr)
+    sys.exit(3)
+json.dump({"ok": True}, sys.stdout)
+`,
+	})
+	def.BatchSize = 2
+	r := newUserRig(t, def)
+	ref, prog := r.run(t, sample("notes.md"))
+	if prog.Status != pipeline.WorkflowCompleted || prog.SegmentsFailed != 1 || prog.SegmentsDone != prog.TotalSegments-1 {
+		t.Fatalf("status %s, %d done, %d failed of %d", prog.Status, prog.SegmentsDone, prog.SegmentsFailed, prog.TotalSegments)
+	}
+	seg, err := r.repo.GetSegment(context.Background(), ref.WorkflowID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seg.Status != pipeline.SegmentFailed || !strings.Contains(seg.Error, "segment 1 is not allowed") {
+		t.Errorf("segment 1: %+v", seg)
+	}
+	if strings.Contains(r.blob(t, pipeline.BatchAnalysisBlobKey(ref, 1)), `"index":1,"status":"done"`) {
+		t.Errorf("the analyzer analysed the failed segment")
+	}
+}
+
