@@ -386,6 +386,7 @@ stages:
 		t.Errorf("doc.json %+v, %v", doc, err)
 	}
 }
+
 // The redact sample replaces e-mail addresses before analysis: the
 // analyzer, graph and summary never see them, while the original segment
 // text stays as it was.
@@ -465,4 +466,3 @@ json.dump({"ok": True}, sys.stdout)
 		t.Errorf("the analyzer analysed the failed segment")
 	}
 }
-
