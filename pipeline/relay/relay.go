@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -31,7 +32,11 @@ const (
 // fields are the defaults.
 type Relay struct {
 	Repo  *pipeline.Repository
-	Sinks []Sink
+	Sinks []Sink // every event goes to these
+	// ProjectSinks returns the sinks a project's events go to besides
+	// Sinks; nil means none. An event that has no sink at all stays pending
+	// untouched, as if no relay ran.
+	ProjectSinks func(ctx context.Context, projectID string) ([]Sink, error)
 
 	MaxAttempts int                             // attempts before an event is dead
 	Concurrency int                             // workflows delivered at once
@@ -147,13 +152,22 @@ func (r *Relay) deliverInOrder(ctx context.Context, pending []pipeline.OutboxEnt
 
 func (r *Relay) deliverWorkflow(ctx context.Context, events []pipeline.OutboxEntry) (Stats, error) {
 	var s Stats
+	// A workflow's events share its project, so they share their sinks.
+	sinks, err := r.sinksOf(ctx, events[0].Event.ProjectID)
+	if err != nil {
+		return s, err
+	}
+	if len(sinks) == 0 {
+		s.Waiting = len(events)
+		return s, nil
+	}
 	now := r.now()
 	for i, e := range events {
 		if next := e.Delivery.NextAttemptAt; next != "" && next > pipeline.FormatTime(now) {
 			s.Waiting += len(events) - i
 			return s, nil
 		}
-		outcome, err := r.attempt(ctx, e)
+		outcome, err := r.attempt(ctx, e, sinks)
 		if err != nil {
 			return s, err
 		}
@@ -173,7 +187,7 @@ func (r *Relay) deliverWorkflow(ctx context.Context, events []pipeline.OutboxEnt
 
 // attempt sends one event to every sink and records the outcome. Its error
 // is a table error; a sink's failure is an outcome.
-func (r *Relay) attempt(ctx context.Context, e pipeline.OutboxEntry) (pipeline.DeliveryState, error) {
+func (r *Relay) attempt(ctx context.Context, e pipeline.OutboxEntry, sinks []Sink) (pipeline.DeliveryState, error) {
 	ev := e.Event
 	body, err := r.Body(ev)
 	if err != nil {
@@ -181,7 +195,7 @@ func (r *Relay) attempt(ctx context.Context, e pipeline.OutboxEntry) (pipeline.D
 	}
 	attempts := e.Delivery.Attempts + 1
 	var failures []error
-	for _, sink := range r.Sinks {
+	for _, sink := range sinks {
 		if err := sink.Deliver(ctx, ev, body); err != nil {
 			failures = append(failures, err)
 		}
@@ -218,6 +232,19 @@ func (r *Relay) attempt(ctx context.Context, e pipeline.OutboxEntry) (pipeline.D
 	}
 	log.Info("event delivery failed; will retry", "error", why)
 	return pipeline.DeliveryPending, nil
+}
+
+// sinksOf is where a project's events go: the relay's sinks, then the
+// project's own.
+func (r *Relay) sinksOf(ctx context.Context, projectID string) ([]Sink, error) {
+	if r.ProjectSinks == nil {
+		return r.Sinks, nil
+	}
+	own, err := r.ProjectSinks(ctx, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("relay: sinks of project %s: %w", projectID, err)
+	}
+	return append(slices.Clip(r.Sinks), own...), nil
 }
 
 // settled drops ErrStale: another relay moved the event on first, so there

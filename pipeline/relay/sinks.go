@@ -194,3 +194,40 @@ func (e EventBridge) Deliver(ctx context.Context, ev pipeline.Event, body []byte
 	}
 	return nil
 }
+
+// StoredProjectSinks resolves a project's sinks from the table (see
+// pipeline.ProjectSinks) for Relay.ProjectSinks. getenv reads the webhook
+// secret from the variable the project names. A sink that cannot be built
+// (its secret variable unset, say) fails each delivery with the reason, so
+// the project's events retry and end up dead, visible to `docpipe events
+// --failed`, while other projects' events flow.
+func StoredProjectSinks(repo *pipeline.Repository, getenv func(string) string) func(context.Context, string) ([]Sink, error) {
+	return func(ctx context.Context, projectID string) ([]Sink, error) {
+		ps, err := repo.GetProjectSinks(ctx, projectID)
+		if err != nil || ps.Empty() {
+			return nil, err
+		}
+		name := "webhook of project " + projectID
+		secret := ""
+		if ps.WebhookSecretEnv != "" {
+			if secret = getenv(ps.WebhookSecretEnv); secret == "" {
+				return []Sink{brokenSink{name, fmt.Errorf("%s: environment variable %s (its secret) is not set", name, ps.WebhookSecretEnv)}}, nil
+			}
+		}
+		w, err := NewWebhook(ps.WebhookURL, secret)
+		if err != nil {
+			return []Sink{brokenSink{name, fmt.Errorf("%s: %w", name, err)}}, nil
+		}
+		return []Sink{w}, nil
+	}
+}
+
+// brokenSink is a configured sink that cannot deliver.
+type brokenSink struct {
+	name string
+	err  error
+}
+
+func (b brokenSink) String() string { return b.name + " (misconfigured)" }
+
+func (b brokenSink) Deliver(context.Context, pipeline.Event, []byte) error { return b.err }
