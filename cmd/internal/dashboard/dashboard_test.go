@@ -602,3 +602,36 @@ func TestGraphSVG(t *testing.T) {
 		t.Fatalf("graph route: %s", r.header)
 	}
 }
+
+// A finished step's message is a note; only a failed step's is a reason.
+func TestStepNoteIsNotAnError(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	reg := b.register(t, "a.txt", pipeline.WorkflowInProgress, "")
+	ref := reg.Ref()
+	if _, err := b.repo.TransitionStep(ctx, ref, "segment_prep", []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepCompleted, "4 segments done, 0 failed, 0 skipped"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.repo.TransitionStep(ctx, ref, "format_parser", []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepFailed, "corrupt xref table"); err != nil {
+		t.Fatal(err)
+	}
+	r := b.get(t, "/api/analyses/"+reg.Workflow.ID)
+	expectCode(t, r, http.StatusOK)
+	var v analysisView
+	r.json(t, &v)
+	steps := map[string]stepView{}
+	for _, s := range v.Steps {
+		steps[s.Name] = s
+	}
+	if s := steps["segment_prep"]; s.Note != "4 segments done, 0 failed, 0 skipped" || s.Error != "" {
+		t.Errorf("completed step %+v", s)
+	}
+	if s := steps["format_parser"]; s.Error != "corrupt xref table" || s.Note != "" {
+		t.Errorf("failed step %+v", s)
+	}
+	page := string(b.get(t, "/analyses/"+reg.Workflow.ID).body)
+	if !strings.Contains(page, `<td class="note">4 segments done`) || !strings.Contains(page, `<td class="reason">corrupt xref table`) {
+		t.Errorf("steps table does not tell notes from failures:\n%s", page)
+	}
+}

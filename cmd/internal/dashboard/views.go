@@ -73,7 +73,8 @@ type stepView struct {
 	StartedAt string  `json:"started_at,omitempty"`
 	EndedAt   string  `json:"ended_at,omitempty"`
 	Seconds   float64 `json:"seconds"`
-	Error     string  `json:"error,omitempty"`
+	Error     string  `json:"error,omitempty"` // why the step failed
+	Note      string  `json:"note,omitempty"`  // what a step that did not fail reported
 }
 
 // Took renders the step's duration for the timeline.
@@ -92,7 +93,14 @@ func stepViews(p pipeline.StepProgress) []stepView {
 	var out []stepView
 	seen := map[string]bool{}
 	add := func(name string, st pipeline.StepState) {
-		v := stepView{Name: name, Label: st.Label, Status: string(st.Status), StartedAt: st.StartedAt, EndedAt: st.EndedAt, Error: st.Error}
+		v := stepView{Name: name, Label: st.Label, Status: string(st.Status), StartedAt: st.StartedAt, EndedAt: st.EndedAt}
+		// The step item keeps one message field: a failure's reason, or
+		// what a finished step reported ("4 segments done, ...").
+		if st.Status == pipeline.StepFailed {
+			v.Error = st.Error
+		} else {
+			v.Note = st.Error
+		}
 		start, err1 := time.Parse(time.RFC3339Nano, st.StartedAt)
 		end, err2 := time.Parse(time.RFC3339Nano, st.EndedAt)
 		if err1 == nil && err2 == nil && !end.Before(start) {

@@ -183,7 +183,7 @@
     function showTransitions(list) {
       document.querySelector('#transitions tbody').replaceChildren(...list.map((t) => el('tr', {},
         el('td', { text: localTime(t.at) }), el('td', { text: t.step }), el('td', { text: t.from }),
-        el('td', { text: t.to }), el('td', { class: 'reason', text: t.error || '' }))));
+        el('td', { text: t.to }), el('td', { class: t.to === 'failed' ? 'reason' : 'note', text: t.error || '' }))));
     }
 
     function show(v) {
@@ -200,7 +200,8 @@
       root.querySelector('button.rerun').hidden = !terminal(p.status);
       document.querySelector('#steps tbody').replaceChildren(...v.steps.map((s) => el('tr', { 'data-step': s.name },
         el('td', { text: s.name }), el('td', {}, statusBadge(s.status)), el('td', { text: localTime(s.started_at) }),
-        el('td', { text: took(s.seconds, s.started_at, s.ended_at) }), el('td', { class: 'reason', text: s.error || '' }))));
+        el('td', { text: took(s.seconds, s.started_at, s.ended_at) }),
+        s.error ? el('td', { class: 'reason', text: s.error }) : el('td', { class: 'note', text: s.note || '' }))));
       const done = p.segments_done + p.segments_failed + p.segments_skipped + p.segments_total * 1e6;
       if (done !== finished) { finished = done; loadGrid().catch(() => {}); }
       if (terminal(p.status) && !terminal(status)) {
