@@ -40,7 +40,7 @@ sends again. --follow keeps printing changes until interrupted.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return events(cmd.Context(), a, args, *failed, *follow)
 	}
-	cmd.AddCommand(newRedeliverCmd(a))
+	cmd.AddCommand(newRedeliverCmd(a), newEventSinksCmd(a))
 	return cmd
 }
 

@@ -82,13 +82,18 @@ func blobURI(b *backend.Backend) func(string) string {
 // backlog left by earlier runs first, then new outcomes as they commit.
 // The returned stop ends it after one last pass, so a run's own events go
 // out before it exits; what still fails stays pending for the next start.
-// Without sinks it does nothing.
+// Without sinks, the command's or any project's, it does nothing.
 func startRelay(ctx context.Context, b *backend.Backend, n *notifyFlags, logger *slog.Logger) (stop func(), err error) {
 	sinks, err := n.sinks(ctx)
-	if err != nil || len(sinks) == 0 {
+	if err != nil {
 		return func() {}, err
 	}
-	r := &relay.Relay{Repo: b.Repo, Sinks: sinks, BlobURI: blobURI(b), Logger: logger}
+	projects, err := b.Repo.ListProjectSinks(ctx)
+	if err != nil || len(sinks)+len(projects) == 0 {
+		return func() {}, err
+	}
+	r := &relay.Relay{Repo: b.Repo, Sinks: sinks, BlobURI: blobURI(b), Logger: logger,
+		ProjectSinks: relay.StoredProjectSinks(b.Repo, os.Getenv)}
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = relay.Run(runCtx, r, relayPollInterval) })
