@@ -131,12 +131,18 @@ func (s *Splitter) emit(text string) {
 // preferring line breaks, then spaces, then any rune boundary.
 func cut(text string, max int) []string {
 	var out []string
-	for utf8.RuneCountInString(text) > max {
-		// byte offset of the rune just past max runes
-		limit := 0
-		for i := 0; i < max; i++ {
+	for {
+		// Byte offset of the rune just past max runes, found without
+		// counting the whole rest of the text: counting it on every cut
+		// made one long block quadratic in its length.
+		limit, runes := 0, 0
+		for runes < max && limit < len(text) {
 			_, size := utf8.DecodeRuneInString(text[limit:])
 			limit += size
+			runes++
+		}
+		if limit >= len(text) {
+			break // the rest fits in one piece
 		}
 		// A line break in the first half would leave a stub piece.
 		at := strings.LastIndexByte(text[:limit+1], '\n')
