@@ -1,9 +1,14 @@
 package pipeline
 
-import "fmt"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
 
 // Blob layout: the only place blob keys are spelled out. The uploaded
-// original sits under its document; everything a workflow writes sits
+// original sits under its document, what a fetched URL was registered as
+// under <project>/web/; everything a workflow writes sits
 // under <project>/<document>/<workflow>/:
 //
 //	prep.json                     what segment_prep found (format, pages)
@@ -68,4 +73,13 @@ func StageOutputBlobKey(ref WorkflowRef, stage string) string {
 // manifest batch: JSON Lines, one line per segment.
 func StageBatchBlobKey(ref WorkflowRef, stage string, batch int) string {
 	return workflowBlobKey(ref, fmt.Sprintf("stages/%s/batch-%06d.jsonl", stage, batch))
+}
+
+// WebSourceBlobKey records what a URL (crawled to depth) was last
+// registered as, with the validators of its pages, so fetching it again
+// unchanged starts no new analysis. Named by a hash: URLs hold characters
+// keys may not.
+func WebSourceBlobKey(projectID, url string, depth int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\n%d", url, depth))
+	return projectID + "/web/" + hex.EncodeToString(sum[:16]) + ".json"
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"text/tabwriter"
 
@@ -45,6 +46,7 @@ the exit status 1.`,
 		Args: minArgs(1, "at least one FILE or DIR"),
 	}
 	f := newRunFlags(a, cmd.Flags())
+	f.web = addWebFlags(cmd.Flags())
 	prefix := cmd.Flags().String("incoming-prefix", envOr(backend.EnvIncomingPrefix, backend.DefaultIncomingPrefix), "AWS: key prefix uploads go under [$"+backend.EnvIncomingPrefix+"]")
 	noStart := cmd.Flags().Bool("no-start", false, "local: register only; a later `docpipe run` or `docpipe work` processes them")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -54,13 +56,15 @@ the exit status 1.`,
 }
 
 func ingest(ctx context.Context, f *runFlags, prefix string, start bool, args []string) error {
-	files, skipped, err := collectFiles(args)
+	files, skipped, err := collectSources(args)
 	if err != nil {
 		return err
 	}
 	var results []ingestResult
 	switch {
 	case len(files) == 0:
+	case f.onAWS() && slices.ContainsFunc(files, isURL):
+		return fmt.Errorf("URLs are fetched on the embedded default only; save the pages and ingest the files")
 	case f.onAWS():
 		results, err = awsIngest{app: f.app, prefix: prefix}.ingest(ctx, files)
 	default:
@@ -75,7 +79,7 @@ func ingest(ctx context.Context, f *runFlags, prefix string, start bool, args []
 	if err := printIngested(f.stdout, results, f.jsonOut); err != nil {
 		return err
 	}
-	if len(skipped) > 0 {
+	if slices.ContainsFunc(results, func(r ingestResult) bool { return r.Status == statusNotProcessed }) {
 		return exitError{1}
 	}
 	return nil
@@ -115,7 +119,11 @@ func ingestLocal(ctx context.Context, f *runFlags, files []string, stderr io.Wri
 	var results []ingestResult
 	pending := false
 	for _, path := range files {
-		reg, err := lp.register(ctx, f.project, path)
+		reg, err := lp.register(ctx, f, path)
+		if reason, ok := notProcessedReason(err); ok {
+			results = append(results, ingestResult{File: path, Status: statusNotProcessed, Error: reason})
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/metered"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/web"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 	"github.com/docpipe/docpipe/statemachine/interp"
 )
@@ -39,6 +40,7 @@ type runFlags struct {
 	cost        bool
 	notify      *notifyFlags // where outcome events go
 	pipeline    string       // NAME[@VERSION] new documents run; "" the project's default
+	web         *webFlags    // run and ingest: how URLs are fetched
 }
 
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
@@ -86,6 +88,7 @@ Exit status 0 only when every document completed.`,
 		Args: minArgs(1, "at least one FILE or DIR"),
 	}
 	f := newRunFlags(a, cmd.Flags())
+	f.web = addWebFlags(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := a.localOnly(cmd); err != nil {
 			return err
@@ -97,7 +100,7 @@ Exit status 0 only when every document completed.`,
 
 func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 	stdout, stderr := f.stdout, f.stderr
-	files, skipped, err := collectFiles(args)
+	files, skipped, err := collectSources(args)
 	if err != nil {
 		return err
 	}
@@ -161,6 +164,7 @@ type localPipeline struct {
 	meter       *metered.Meter
 	transitions atomic.Int64   // states entered, in every execution
 	pipeline    chosenPipeline // the version new documents run
+	web         *web.Fetcher   // fetches URLs; made on first use
 }
 
 func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*localPipeline, error) {
@@ -233,6 +237,7 @@ type job struct {
 	file       string
 	reg        pipeline.Registration
 	start, end time.Time
+	notDone    string // why the source was not registered (a URL that could not be fetched)
 }
 
 // process registers every file (reusing the analysis of content seen
@@ -241,7 +246,11 @@ type job struct {
 func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlags, stderr io.Writer) ([]docResult, error) {
 	jobs := make([]*job, len(files))
 	for i, path := range files {
-		reg, err := lp.register(ctx, f.project, path)
+		reg, err := lp.register(ctx, f, path)
+		if reason, ok := notProcessedReason(err); ok {
+			jobs[i] = &job{file: path, notDone: reason}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +266,7 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 	var mu sync.Mutex
 	for _, j := range jobs {
 		wfID := j.reg.Workflow.ID
-		if running[wfID] || finished(j.reg.Workflow.Status) {
+		if j.notDone != "" || running[wfID] || finished(j.reg.Workflow.Status) {
 			continue
 		}
 		running[wfID] = true
@@ -299,7 +308,11 @@ func finished(s pipeline.WorkflowStatus) bool {
 	return s == pipeline.WorkflowCompleted || s == pipeline.WorkflowFailed
 }
 
-func (lp *localPipeline) register(ctx context.Context, project, path string) (pipeline.Registration, error) {
+func (lp *localPipeline) register(ctx context.Context, f *runFlags, path string) (pipeline.Registration, error) {
+	if isURL(path) {
+		return lp.registerURL(ctx, f, path)
+	}
+	project := f.project
 	file, err := os.Open(path)
 	if err != nil {
 		return pipeline.Registration{}, err
@@ -316,6 +329,9 @@ func (lp *localPipeline) register(ctx context.Context, project, path string) (pi
 // result reads a workflow's outcome back from the table: the report shows
 // what is recorded, not what this process believes.
 func (lp *localPipeline) result(ctx context.Context, j *job) (docResult, error) {
+	if j.notDone != "" {
+		return docResult{File: j.file, Status: statusNotProcessed, Error: j.notDone}, nil
+	}
 	ref := j.reg.Ref()
 	prog, err := lp.backend.Repo.GetProgress(ctx, ref.WorkflowID)
 	if err != nil {

@@ -18,6 +18,9 @@ const (
 	FormatPNG      Format = "png"
 	FormatJPEG     Format = "jpeg"
 	FormatTIFF     Format = "tiff"
+	// FormatWebArchive is a WARC file: a crawl of web pages, one segment
+	// per page.
+	FormatWebArchive Format = "warc"
 )
 
 // MIMEType returns the format's MIME type.
@@ -39,6 +42,8 @@ func (f Format) MIMEType() string {
 		return "image/jpeg"
 	case FormatTIFF:
 		return "image/tiff"
+	case FormatWebArchive:
+		return "application/warc"
 	}
 	return "application/octet-stream"
 }

@@ -62,6 +62,7 @@ var (
 	tiffBEMagic = []byte("MM\x00*")
 	zipMagic    = []byte("PK\x03\x04")
 	zipEmpty    = []byte("PK\x05\x06")
+	warcMagic   = []byte("WARC/1.")
 	pdfMagic    = regexp.MustCompile(`%PDF-\d\.\d`)
 )
 
@@ -99,6 +100,8 @@ func detect(head []byte) result {
 		return result{container: cfbContainer, err: &steperr.UnsupportedFormatError{Reason: "OLE2 compound file (legacy Office document)"}}
 	case bytes.HasPrefix(head, []byte(`{\rtf`)):
 		return result{err: &steperr.UnsupportedFormatError{Reason: "RTF document"}}
+	case bytes.HasPrefix(head, warcMagic):
+		return result{format: extract.FormatWebArchive}
 	case bytes.HasPrefix(head, []byte("%!PS")):
 		return result{err: &steperr.UnsupportedFormatError{Reason: "PostScript document"}}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/extract/htmltext"
 	"github.com/docpipe/docpipe/pipeline/extract/mdtext"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
+	"github.com/docpipe/docpipe/pipeline/extract/webarchive"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -23,6 +24,8 @@ func extractFlowing(ctx context.Context, prep prepInfo, path string, limits extr
 		return mdtext.Extract(ctx, path, limits)
 	case extract.FormatText:
 		return plaintext.Extract(ctx, path, limits)
+	case extract.FormatWebArchive:
+		return webarchive.Extract(ctx, path, limits)
 	}
 	return nil, &steperr.UnsupportedFormatError{Reason: fmt.Sprintf("no extractor for %s", prep.Format)}
 }
