@@ -66,6 +66,7 @@ const (
 	RunCommand RunKind = "command" // a program run with the stage contract on stdin/stdout
 	RunHTTP    RunKind = "http"    // a POST of the stage contract to a URL
 	RunLambda  RunKind = "lambda"  // an AWS Lambda function (AWS target only)
+	RunReview  RunKind = "review"  // a person approves or rejects before the pipeline goes on
 )
 
 // RunSpec says how a stage runs; exactly one field is set.
@@ -74,9 +75,30 @@ type RunSpec struct {
 	// Command is argv. It runs with the pipeline file's folder
 	// (Definition.Dir) as its working directory, so relative paths in it
 	// resolve against that folder.
-	Command []string `json:"command,omitempty"`
-	HTTP    string   `json:"http,omitempty"`
-	Lambda  string   `json:"lambda,omitempty"`
+	Command []string    `json:"command,omitempty"`
+	HTTP    string      `json:"http,omitempty"`
+	Lambda  string      `json:"lambda,omitempty"`
+	Review  *ReviewSpec `json:"review,omitempty"`
+}
+
+// Review outcomes a stage chooses between.
+const (
+	ReviewFail     = "fail"     // on_timeout and on_reject: the workflow fails
+	ReviewEscalate = "escalate" // on_timeout: hand it to the group (or anyone) once, with a new due date
+)
+
+// ReviewSpec is a stage that waits for a person: who may decide, by when,
+// and what happens past the hard limit or on a rejection.
+type ReviewSpec struct {
+	Assign []string `json:"assign,omitempty"` // reviewers by name
+	Group  string   `json:"group,omitempty"`  // or a group of reviewers
+	// DueSeconds is when the review is due after it opens; past it the
+	// review is overdue (announced once).
+	DueSeconds int `json:"due_seconds"`
+	// HardLimitSeconds is when an undecided review times out; 0: never.
+	HardLimitSeconds int    `json:"hard_limit_seconds,omitempty"`
+	OnTimeout        string `json:"on_timeout,omitempty"` // ReviewFail (default) or ReviewEscalate
+	OnReject         string `json:"on_reject,omitempty"`  // ReviewFail (default)
 }
 
 // Kinds returns the kinds that are set, in a fixed order.
@@ -93,6 +115,9 @@ func (r RunSpec) Kinds() []RunKind {
 	}
 	if r.Lambda != "" {
 		kinds = append(kinds, RunLambda)
+	}
+	if r.Review != nil {
+		kinds = append(kinds, RunReview)
 	}
 	return kinds
 }
@@ -232,6 +257,11 @@ func (d Definition) Clone() Definition {
 	for i, s := range d.Stages {
 		s.Needs = slices.Clone(s.Needs)
 		s.Run.Command = slices.Clone(s.Run.Command)
+		if s.Run.Review != nil {
+			rv := *s.Run.Review
+			rv.Assign = slices.Clone(rv.Assign)
+			s.Run.Review = &rv
+		}
 		if s.When != nil {
 			w := *s.When
 			w.Format, w.Language = slices.Clone(w.Format), slices.Clone(w.Language)

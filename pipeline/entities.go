@@ -10,6 +10,9 @@ const (
 	WorkflowInProgress WorkflowStatus = "in_progress"
 	WorkflowCompleted  WorkflowStatus = "completed"
 	WorkflowFailed     WorkflowStatus = "failed"
+	// WorkflowWaitingReview: a review stage waits for a person's decision;
+	// nothing runs meanwhile.
+	WorkflowWaitingReview WorkflowStatus = "waiting_review"
 )
 
 // StepStatus is the lifecycle of one step of a workflow.
@@ -132,6 +135,9 @@ type Transition struct {
 	To         StepStatus `json:"to"`
 	Error      string     `json:"error,omitempty"`
 	At         string     `json:"at"`
+	// Actor is who made the change: a reviewer's name for review actions,
+	// empty for the pipeline's own steps.
+	Actor string `json:"actor,omitempty"`
 }
 
 // TimeFormat renders timestamps stored in keys and items: fixed width, so

@@ -7,6 +7,7 @@ const (
 	HandlerCommand = "stage:command"
 	HandlerHTTP    = "stage:http"
 	HandlerLambda  = "stage:lambda"
+	HandlerReview  = "stage:review"
 )
 
 // HandlerFor names the registered handler that runs st: its builtin, or
@@ -19,6 +20,8 @@ func HandlerFor(st Stage) string {
 		return HandlerHTTP
 	case RunLambda:
 		return HandlerLambda
+	case RunReview:
+		return HandlerReview
 	}
 	if st.Run.Builtin != "" {
 		return st.Run.Builtin

@@ -27,6 +27,9 @@ const (
 	EventCompleted    EventType = "analysis.completed"
 	EventFailed       EventType = "analysis.failed"
 	EventRerunStarted EventType = "analysis.rerun_started"
+	// EventReviewOverdue: a review passed its due date undecided (once
+	// per due date).
+	EventReviewOverdue EventType = "review.overdue"
 )
 
 // DeliveryState is where an outbox item is on its way to the sinks.
@@ -53,6 +56,7 @@ type Event struct {
 	Segments   EventSegments  `json:"segments"`
 	Results    *EventResults  `json:"results,omitempty"`
 	Error      string         `json:"error,omitempty"`
+	Review     *EventReview   `json:"review,omitempty"` // review events only
 }
 
 // EventDocument names the analysed document.
@@ -143,7 +147,7 @@ func outcomeEventType(from []WorkflowStatus, to WorkflowStatus) (EventType, bool
 	case WorkflowInProgress:
 		// Out of a finished state only: that is a re-run.
 		rerun := !slices.ContainsFunc(from, func(s WorkflowStatus) bool {
-			return s == WorkflowPending || s == WorkflowInProgress
+			return s == WorkflowPending || s == WorkflowInProgress || s == WorkflowWaitingReview
 		})
 		if rerun {
 			return EventRerunStarted, true

@@ -188,7 +188,7 @@ func (g generator) levels(stages []pipeline.Stage, inBatch bool) []block {
 		}
 		p := &asl.Parallel{ResultPath: asl.NullReferencePath()}
 		if !inBatch {
-			p.Catch = catchAll()
+			p.Catch = g.catchAll()
 		}
 		for _, st := range group {
 			b := g.stageBlock(st, inBatch, true)
@@ -222,8 +222,11 @@ func (g generator) stageBlock(st pipeline.Stage, inBatch, enclosed bool) block {
 		payload.Fields = append(payload.Fields, asl.DynamicField("batch", "$.batch"))
 	}
 	t := g.task(st.Name, payload, st.Retry, st.Retryable, st.TimeoutSeconds)
+	if st.Run.Kind() == pipeline.RunReview {
+		g.awaitReview(t, payload)
+	}
 	if !enclosed {
-		t.Catch = catchAll()
+		t.Catch = g.catchAll()
 	}
 	if st.Run.Builtin == pipeline.StepFormatParser && g.usesDocAttrs() {
 		g.keepDocAttrs(t)
@@ -238,7 +241,7 @@ func (g generator) stageBlock(st pipeline.Stage, inBatch, enclosed bool) block {
 	}
 	skip := g.task(st.Name, skipPayload, st.Retry, st.Retryable, bookkeepingTimeoutSeconds)
 	if !enclosed {
-		skip.Catch = catchAll()
+		skip.Catch = g.catchAll()
 	}
 	choice := &asl.Choice{
 		Choices: []*asl.ChoiceRule{whenRule(st.When, st.Name)},

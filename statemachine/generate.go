@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -62,6 +63,8 @@ const (
 	// stages once per manifest batch. Like the other generated names it
 	// holds a space, which stage names cannot, so none can collide.
 	StateSegmentBatches = "segment batches"
+	// StateWaitingReview ends an execution whose review is undecided.
+	StateWaitingReview = "waiting for review"
 )
 
 // ErrorWorkflowFailed is the error a failed execution ends with.
@@ -110,12 +113,18 @@ func Generate(def pipeline.Definition, mode Mode) ([]byte, error) {
 	chain(&sm.States, StateFinalize, body...)
 
 	final := g.task(pipeline.StepFinalize, stepPayload(pipeline.StepFinalize), pipeline.DefaultRetry, true, bookkeepingTimeoutSeconds)
-	final.Catch = catchAll()
+	final.Catch = g.catchAll()
 	sequence(&sm.States, "", namedState{StateFinalize, final})
 
 	failed := g.task(pipeline.StepWorkflowFailed, stepPayload(pipeline.StepWorkflowFailed, asl.DynamicField("error", "$.error")),
 		pipeline.DefaultRetry, true, bookkeepingTimeoutSeconds)
 	sequence(&sm.States, StateFailed, namedState{StateWorkflowFailed, failed})
+	if g.hasReview() {
+		sm.States.Add(StateWaitingReview, &asl.Fail{
+			Error: steperr.NameReviewPending,
+			Cause: "a review waits for a person; the workflow resumes once it is decided",
+		})
+	}
 	sm.States.Add(StateFailed, &asl.Fail{
 		Error: ErrorWorkflowFailed,
 		Cause: "a step failed; the workflow's step item records which and why",
@@ -221,7 +230,7 @@ func (g generator) distributedMap(blocks ...block) *asl.Map {
 		},
 		MaxConcurrency: new(g.def.MaxConcurrency),
 		ResultPath:     asl.NullReferencePath(),
-		Catch:          catchAll(),
+		Catch:          g.catchAll(),
 	}
 	chain(&m.ItemProcessor.States, "", blocks...)
 	return m
@@ -298,9 +307,33 @@ func backoff(errors []string, p pipeline.RetryPolicy) asl.Retrier {
 }
 
 // catchAll routes any uncaught failure to the workflow_failed recorder,
-// keeping the original input and putting {Error, Cause} under $.error.
-func catchAll() []asl.Catcher {
-	return []asl.Catcher{{ErrorEquals: []string{asl.ErrorAll}, ResultPath: asl.ReferencePathOf("$.error"), Next: StateWorkflowFailed}}
+// keeping the original input and putting {Error, Cause} under $.error. In a
+// pipeline with a review, a review still waiting is no failure: it ends the
+// execution at its own state, and the embedded engine parks the workflow.
+func (g generator) catchAll() []asl.Catcher {
+	all := asl.Catcher{ErrorEquals: []string{asl.ErrorAll}, ResultPath: asl.ReferencePathOf("$.error"), Next: StateWorkflowFailed}
+	if !g.hasReview() {
+		return []asl.Catcher{all}
+	}
+	return []asl.Catcher{{ErrorEquals: []string{steperr.NameReviewPending}, Next: StateWaitingReview}, all}
+}
+
+// hasReview reports whether some stage waits for a person.
+func (g generator) hasReview() bool {
+	return slices.ContainsFunc(g.def.Stages, func(st pipeline.Stage) bool { return st.Run.Kind() == pipeline.RunReview })
+}
+
+// awaitReview makes a review stage's task wait as long as the review
+// takes: no timeout or heartbeat (the hard limit is the review's own, kept
+// by the `work` pass and the reconciler), and on Lambda the
+// waitForTaskToken form, whose token the handler stores on the review.
+func (g generator) awaitReview(t *asl.Task, payload *asl.Template) {
+	t.TimeoutSeconds, t.HeartbeatSeconds = nil, nil
+	if g.mode == ModeLambda {
+		body := asl.Object(append([]asl.TemplateField{asl.DynamicField(QueueTaskTokenField, "$$.Task.Token")}, payload.Fields...)...)
+		t.Resource = "arn:aws:states:::lambda:invoke.waitForTaskToken"
+		t.Parameters = asl.Object(asl.Field("FunctionName", "${"+VarStepsFunctionARN+"}"), asl.NestedField("Payload", body))
+	}
 }
 
 var templateVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

@@ -95,6 +95,12 @@ func runLambda(getenv func(string) string, logger *slog.Logger) error {
 func lambdaHandler(h pipeline.Handler) func(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return func(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
 		out, err := h.Invoke(ctx, payload)
+		var pending *steperr.ReviewPendingError
+		if errors.As(err, &pending) && pending.Callback {
+			// Invoked by lambda:invoke.waitForTaskToken: the result is
+			// ignored; the review's decision reports the task.
+			return json.RawMessage(`{}`), nil
+		}
 		if err != nil {
 			return nil, steperr.Typed(err)
 		}

@@ -35,10 +35,20 @@ type (
 		Pages    *pipeline.PageRange `yaml:"pages,omitempty"`
 	}
 	fileRun struct {
-		Builtin string   `yaml:"builtin,omitempty"`
-		Command []string `yaml:"command,flow,omitempty"`
-		HTTP    string   `yaml:"http,omitempty"`
-		Lambda  string   `yaml:"lambda,omitempty"`
+		Builtin string      `yaml:"builtin,omitempty"`
+		Command []string    `yaml:"command,flow,omitempty"`
+		HTTP    string      `yaml:"http,omitempty"`
+		Lambda  string      `yaml:"lambda,omitempty"`
+		Review  *fileReview `yaml:"review,omitempty"`
+		// A review's due date and outcomes.
+		Due       string `yaml:"due,omitempty"`
+		HardLimit string `yaml:"hard_limit,omitempty"`
+		OnTimeout string `yaml:"on_timeout,omitempty"`
+		OnReject  string `yaml:"on_reject,omitempty"`
+	}
+	fileReview struct {
+		Assign []string `yaml:"assign,flow,omitempty"`
+		Group  string   `yaml:"group,omitempty"`
 	}
 	fileRetry struct {
 		Attempts int     `yaml:"attempts"`
@@ -60,7 +70,7 @@ func Format(def pipeline.Definition) []byte {
 		}
 		f.Stages = append(f.Stages, fileStage{
 			Name: st.Name, Label: st.Label, Scope: st.Scope, Needs: st.Needs,
-			Run:     fileRun(st.Run),
+			Run:     formatRun(st.Run),
 			Timeout: seconds(st.TimeoutSeconds),
 			Retry: fileRetry{
 				Attempts: st.Retry.MaxAttempts, Interval: seconds(st.Retry.IntervalSeconds),
@@ -76,6 +86,18 @@ func Format(def pipeline.Definition) []byte {
 		panic("pipelinefile: encoding plain data: " + err.Error()) // cannot happen
 	}
 	return buf.Bytes()
+}
+
+func formatRun(r pipeline.RunSpec) fileRun {
+	f := fileRun{Builtin: r.Builtin, Command: r.Command, HTTP: r.HTTP, Lambda: r.Lambda}
+	if rv := r.Review; rv != nil {
+		f.Review = &fileReview{Assign: rv.Assign, Group: rv.Group}
+		f.Due, f.OnTimeout, f.OnReject = seconds(rv.DueSeconds), rv.OnTimeout, rv.OnReject
+		if rv.HardLimitSeconds > 0 {
+			f.HardLimit = seconds(rv.HardLimitSeconds)
+		}
+	}
+	return f
 }
 
 func seconds(s int) string { return strconv.Itoa(s) + "s" }

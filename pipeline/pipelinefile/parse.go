@@ -217,7 +217,11 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 
 func (d *decoder) run(n *yaml.Node, stage string) pipeline.RunSpec {
 	var r pipeline.RunSpec
-	d.mapping(n, stage, "builtin, command, http, lambda", func(key string, _ int, v *yaml.Node) bool {
+	// A review's due date and outcomes sit beside review:, as run keys
+	// that only a review stage may set.
+	var rv pipeline.ReviewSpec
+	reviewLine := 0
+	d.mapping(n, stage, "builtin, command, http, lambda, review, due, hard_limit, on_timeout, on_reject", func(key string, line int, v *yaml.Node) bool {
 		switch key {
 		case "builtin":
 			r.Builtin = d.str(v, stage)
@@ -230,12 +234,43 @@ func (d *decoder) run(n *yaml.Node, stage string) pipeline.RunSpec {
 			r.HTTP = d.str(v, stage)
 		case "lambda":
 			r.Lambda = d.str(v, stage)
+		case "review":
+			d.review(v, stage, &rv)
+			r.Review = &rv
+		case "due":
+			rv.DueSeconds = d.seconds(v, stage)
+		case "hard_limit":
+			rv.HardLimitSeconds = d.seconds(v, stage)
+		case "on_timeout":
+			rv.OnTimeout = d.str(v, stage)
+		case "on_reject":
+			rv.OnReject = d.str(v, stage)
+		default:
+			return false
+		}
+		if key == "due" || key == "hard_limit" || key == "on_timeout" || key == "on_reject" {
+			reviewLine = line
+		}
+		return true
+	})
+	if r.Review == nil && reviewLine > 0 {
+		d.add(reviewLine, stage, "due, hard_limit, on_timeout and on_reject belong to a review stage; run sets no review")
+	}
+	return r
+}
+
+func (d *decoder) review(n *yaml.Node, stage string, rv *pipeline.ReviewSpec) {
+	d.mapping(n, stage, "assign, group", func(key string, _ int, v *yaml.Node) bool {
+		switch key {
+		case "assign":
+			rv.Assign = d.strs(v, stage)
+		case "group":
+			rv.Group = d.str(v, stage)
 		default:
 			return false
 		}
 		return true
 	})
-	return r
 }
 
 func (d *decoder) retry(n *yaml.Node, stage string, r *pipeline.RetryPolicy, lines map[string]int) {

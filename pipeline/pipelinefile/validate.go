@@ -159,7 +159,7 @@ func (v *validator) run(i int, st pipeline.Stage) {
 	r := st.Run
 	switch kinds := r.Kinds(); len(kinds) {
 	case 0:
-		v.at(i, "run", "run must set one of builtin, command, http, lambda")
+		v.at(i, "run", "run must set one of builtin, command, http, lambda, review")
 		return
 	case 1:
 	default:
@@ -189,6 +189,48 @@ func (v *validator) run(i int, st pipeline.Stage) {
 		} else if !strings.HasPrefix(r.Lambda, "arn:") || !strings.Contains(r.Lambda, ":lambda:") {
 			v.at(i, "run", "lambda must be a Lambda function ARN, got %q", r.Lambda)
 		}
+	case pipeline.RunReview:
+		v.review(i, st)
+	}
+}
+
+var reviewerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_@+-]*$`)
+
+// review checks a review stage: someone to decide, a due date, and
+// outcomes the engine knows.
+func (v *validator) review(i int, st pipeline.Stage) {
+	rv := st.Run.Review
+	switch {
+	case len(rv.Assign) == 0 && rv.Group == "":
+		v.at(i, "run", "review needs assign: [names] or group: NAME")
+	case len(rv.Assign) > 0 && rv.Group != "":
+		v.at(i, "run", "review sets both assign and group; set one")
+	}
+	for _, n := range append(slices.Clone(rv.Assign), rv.Group) {
+		if n != "" && !reviewerName.MatchString(n) {
+			v.at(i, "run", "reviewer %q must be letters, digits, '_', '-', '+' or '@'", n)
+		}
+	}
+	if st.Scope != pipeline.ScopeDocument {
+		v.at(i, "scope", "a review runs once per document, at document scope")
+	}
+	if rv.DueSeconds <= 0 {
+		v.at(i, "run", "review needs due: a duration such as 72h")
+	}
+	if rv.HardLimitSeconds != 0 && rv.HardLimitSeconds < rv.DueSeconds {
+		v.at(i, "run", "hard_limit %ds comes before due %ds", rv.HardLimitSeconds, rv.DueSeconds)
+	}
+	switch rv.OnTimeout {
+	case "", pipeline.ReviewFail:
+	case pipeline.ReviewEscalate:
+		if rv.HardLimitSeconds == 0 {
+			v.at(i, "run", "on_timeout: escalate needs a hard_limit")
+		}
+	default:
+		v.at(i, "run", "on_timeout must be fail or escalate, got %q", rv.OnTimeout)
+	}
+	if rv.OnReject != "" && rv.OnReject != pipeline.ReviewFail {
+		v.at(i, "run", "on_reject must be fail, got %q", rv.OnReject)
 	}
 }
 

@@ -159,7 +159,7 @@ name: My Pipeline`, TargetEmbedded,
 		{"no run", `
   - name: a
     label: Nothing to do`, TargetEmbedded,
-			`p.yaml:3: stage "a": run must set one of builtin, command, http, lambda`},
+			`p.yaml:3: stage "a": run must set one of builtin, command, http, lambda, review`},
 		{"two runs", `
   - name: a
     run: {builtin: graph_builder, http: "http://127.0.0.1:8089/x"}`, TargetEmbedded,

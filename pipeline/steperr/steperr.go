@@ -41,6 +41,16 @@ type SegmentsFailedError struct{ Reason string }
 // of what the stage said about it.
 type StageFailedError struct{ Reason string }
 
+// ReviewPendingError ends a task whose review stage waits for a person.
+// It is not a failure: the embedded engine parks the workflow until the
+// decision (the state machine routes it to an end of its own, never to
+// workflow_failed), and a Step Functions worker that stored the task token
+// on the review (Callback) reports nothing, as the decision will.
+type ReviewPendingError struct {
+	Reason   string
+	Callback bool
+}
+
 // UnexpectedError is any failure not classified above (a bug, an
 // unforeseen condition). It is not retried.
 type UnexpectedError struct{ Reason string }
@@ -54,6 +64,7 @@ func (e *InvalidInputError) Error() string      { return "invalid step input: " 
 func (e *SegmentsFailedError) Error() string    { return "segments failed: " + e.Reason }
 func (e *StageFailedError) Error() string       { return e.Reason }
 func (e *UnexpectedError) Error() string        { return e.Reason }
+func (e *ReviewPendingError) Error() string     { return "waiting for review: " + e.Reason }
 
 // ASL error names, pinned by a test against the type names.
 const (
@@ -66,6 +77,7 @@ const (
 	NameSegmentsFailed    = "SegmentsFailedError"
 	NameStageFailed       = "StageFailedError"
 	NameUnexpected        = "UnexpectedError"
+	NameReviewPending     = "ReviewPendingError"
 )
 
 // PermanentNames are the errors no retry can fix.
@@ -92,6 +104,7 @@ func Name(err error) string {
 		sf *SegmentsFailedError
 		st *StageFailedError
 		ue *UnexpectedError
+		rp *ReviewPendingError
 	)
 	switch {
 	case errors.As(err, &t):
@@ -112,6 +125,8 @@ func Name(err error) string {
 		return NameStageFailed
 	case errors.As(err, &ue):
 		return NameUnexpected
+	case errors.As(err, &rp):
+		return NameReviewPending
 	case errors.Is(err, context.DeadlineExceeded):
 		return NameTransient
 	}
@@ -151,6 +166,9 @@ func Typed(err error) error {
 		return e
 	}
 	if e := asTyped[*UnexpectedError](err); e != nil {
+		return e
+	}
+	if e := asTyped[*ReviewPendingError](err); e != nil {
 		return e
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

@@ -21,6 +21,7 @@ func TestStepErrorTypeNamesAreTheASLNames(t *testing.T) {
 		NameSegmentsFailed:    &SegmentsFailedError{},
 		NameStageFailed:       &StageFailedError{},
 		NameUnexpected:        &UnexpectedError{},
+		NameReviewPending:     &ReviewPendingError{},
 	} {
 		if got := reflect.TypeOf(err).Elem().Name(); got != name {
 			t.Errorf("type %s is named %q in the ASL", got, name)

@@ -97,6 +97,7 @@ func Register(reg *pipeline.Registry, d Deps) {
 	for _, name := range []string{pipeline.HandlerCommand, pipeline.HandlerHTTP, pipeline.HandlerLambda} {
 		reg.Register(name, h.userStage(name))
 	}
+	reg.Register(pipeline.HandlerReview, h.reviewStage())
 	reg.Register(pipeline.StepFinalize, pipeline.HandlerFunc(h.finalize))
 	reg.Register(pipeline.StepWorkflowFailed, pipeline.HandlerFunc(h.workflowFailed))
 }

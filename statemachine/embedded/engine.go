@@ -75,8 +75,17 @@ func (e *Engine) Run(ctx context.Context, def pipeline.Definition, version int, 
 		return err
 	}
 	_, err = e.interp.Execute(ctx, sm, input.Workflow.WorkflowID, raw)
+	var ee *interp.ExecutionError
+	if errors.As(err, &ee) && ee.Name == steperr.NameReviewPending {
+		return fmt.Errorf("%w: %s", ErrWaitingReview, ee.Cause)
+	}
 	return err
 }
+
+// ErrWaitingReview is how Run ends a workflow that a review stage parked:
+// nothing runs until the review is decided; running the workflow again
+// then goes on from there (the stages done are skipped).
+var ErrWaitingReview = errors.New("embedded: waiting for review")
 
 // machine returns the compiled state machine of a pipeline version,
 // generating, parsing and validating it the first time. Versions are

@@ -232,6 +232,12 @@ func (r *taskRunner) run(ctx context.Context, log *slog.Logger, token string, in
 	if err != nil && errors.Is(cause, errShutdown) {
 		err = &steperr.TransientError{Reason: errShutdown.Error()}
 	}
+	var pending *steperr.ReviewPendingError
+	if errors.As(err, &pending) && pending.Callback {
+		// The token is on the review now: its decision reports the task.
+		log.Info("task waits for a review", "review", pending.Reason)
+		return false, nil
+	}
 	if err != nil {
 		return r.fail(ctx, log, token, err)
 	}

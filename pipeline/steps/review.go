@@ -1,0 +1,196 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/steperr"
+)
+
+// maxEditedBlobBytes bounds a stage output a review edits.
+const maxEditedBlobBytes = 64 << 20
+
+// reviewStage is the handler of review stages. It opens the review (once)
+// and, while nobody has decided, ends the task with a ReviewPendingError:
+// the embedded engine parks the workflow as waiting_review, and a Step
+// Functions worker, whose task token is now on the review, reports nothing.
+// Invoked again after the decision (a resumed run), it takes the decision.
+func (h *handlers) reviewStage() pipeline.Handler {
+	return pipeline.HandlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+		in, err := decodeInput(payload)
+		if err != nil {
+			return nil, err
+		}
+		var head struct {
+			Token string `json:"task_token"` // queue mode, and Lambda's waitForTaskToken
+		}
+		_ = json.Unmarshal(payload, &head) // decodeInput read it as JSON already
+		step := in.Step
+		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
+		if err != nil {
+			return nil, storageErr("read progress", err)
+		}
+		pipe, err := h.pipelineOf(ctx, prog)
+		if err != nil {
+			return nil, err
+		}
+		st, err := pipe.stage(step, pipeline.HandlerReview)
+		if err != nil {
+			return nil, err
+		}
+		if done(prog.Steps[step].Status) {
+			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
+		}
+		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
+			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
+		}
+		if prog.Status == pipeline.WorkflowPending {
+			if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
+				return nil, storageErr("mark workflow in progress", err)
+			}
+		}
+		if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe); err != nil {
+			return nil, err
+		}
+		if in.Skip {
+			return h.skipStage(ctx, in, st)
+		}
+		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+			return nil, storageErr("start step", err)
+		}
+		v, err := h.Repo.OpenReview(ctx, in.Workflow, st, prog, head.Token)
+		if err != nil {
+			return nil, storageErr("open review", err)
+		}
+		if !v.State.Decided() {
+			if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowWaitingReview, ""); err != nil {
+				return nil, storageErr("mark workflow waiting for review", err)
+			}
+			return nil, &steperr.ReviewPendingError{Reason: fmt.Sprintf("%s due %s", v.ID, v.DueAt), Callback: head.Token != ""}
+		}
+		if err := TakeDecision(ctx, h.Repo, h.Blobs, v); err != nil {
+			return nil, err
+		}
+		return encodeOutput(pipeline.StepOutput{Step: step, Message: decisionNote(v)})
+	})
+}
+
+// TakeDecision makes a decided review's outcome the pipeline's: the
+// workflow runs again; an approval writes the reviewer's edits and
+// completes the stage; a rejection or a timeout fails the stage and
+// returns the StageFailedError the workflow fails with. The embedded
+// engine calls it from the resumed review task; on Step Functions the
+// decision calls it before it reports to the waiting task. Taking a
+// decision twice does each thing once.
+func TakeDecision(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, v pipeline.Review) error {
+	if !v.State.Decided() {
+		return fmt.Errorf("steps: review %s is %s, not decided", v.ID, v.State)
+	}
+	ref := v.Ref()
+	if _, err := repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowWaitingReview}, pipeline.WorkflowInProgress, ""); err != nil && !errors.Is(err, pipeline.ErrStale) {
+		return storageErr("resume workflow", err)
+	}
+	var failure error
+	to, note := pipeline.StepCompleted, decisionNote(v)
+	if v.State == pipeline.ReviewApproved {
+		if err := ApplyReviewEdits(ctx, blobs, ref, v.Edits); err != nil {
+			return err
+		}
+	} else {
+		to, failure = pipeline.StepFailed, &steperr.StageFailedError{Reason: note}
+	}
+	if _, err := repo.TransitionStep(ctx, ref, v.Stage, []pipeline.StepStatus{pipeline.StepInProgress, pipeline.StepPending}, to, note); err != nil {
+		return storageErr("finish review step", err)
+	}
+	if err := repo.MarkReviewApplied(ctx, v.WorkflowID, v.Stage); err != nil {
+		return storageErr("mark review applied", err)
+	}
+	return failure
+}
+
+// decisionNote says who decided what, for the step entry and the failure.
+func decisionNote(v pipeline.Review) string {
+	var s string
+	switch v.State {
+	case pipeline.ReviewTimedOut:
+		s = fmt.Sprintf("review %s timed out", v.Stage)
+	default:
+		s = fmt.Sprintf("%s by %s", v.State, v.DecidedBy)
+	}
+	if v.Comment != "" {
+		s += ": " + v.Comment
+	}
+	return s
+}
+
+// EditSummary is the edit name of the document summary's text.
+const EditSummary = "summary"
+
+// CheckReviewEdit reports whether name is an edit a review can make:
+// "summary", or "<stage>.<field>" of a stage of def that writes a JSON
+// output (a document stage run by a command, HTTP service or Lambda).
+func CheckReviewEdit(def pipeline.Definition, name string) error {
+	if name == EditSummary {
+		return nil
+	}
+	stage, field, ok := strings.Cut(name, ".")
+	st, found := def.Stage(stage)
+	switch {
+	case !ok || field == "":
+		return fmt.Errorf("edit %q: want summary or STAGE.FIELD", name)
+	case !found:
+		return fmt.Errorf("edit %q: pipeline %s has no stage %q", name, def.Name, stage)
+	case st.Scope != pipeline.ScopeDocument || st.Run.Kind() == pipeline.RunBuiltin || st.Run.Kind() == pipeline.RunReview:
+		return fmt.Errorf("edit %q: stage %s writes no document JSON output to edit", name, stage)
+	}
+	return nil
+}
+
+// ApplyReviewEdits writes a review's edits over the outputs they name, so
+// that later stages read the edited values: "summary" replaces the text of
+// the document summary, "<stage>.<field>" one field of a stage's JSON
+// output (the value is read as JSON when it parses, else as a string).
+func ApplyReviewEdits(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, edits map[string]string) error {
+	byKey := map[string]map[string]string{}
+	for name, value := range edits {
+		key, field := pipeline.SummaryBlobKey(ref), "summary"
+		if name != EditSummary {
+			stage, f, _ := strings.Cut(name, ".")
+			key, field = pipeline.StageOutputBlobKey(ref, stage), f
+		}
+		if byKey[key] == nil {
+			byKey[key] = map[string]string{}
+		}
+		byKey[key][field] = value
+	}
+	for key, fields := range byKey {
+		raw, err := blob.GetBytes(ctx, blobs, key, maxEditedBlobBytes)
+		if err != nil {
+			return storageErr("read output to edit", err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return &steperr.StageFailedError{Reason: fmt.Sprintf("review edits: %s is not a JSON object", key)}
+		}
+		for f, value := range fields {
+			var v any
+			if json.Unmarshal([]byte(value), &v) != nil || f == "summary" && key == pipeline.SummaryBlobKey(ref) {
+				v = value // the summary's text is text, whatever it looks like
+			}
+			obj[f] = v
+		}
+		out, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		if err := blob.PutBytes(ctx, blobs, key, out); err != nil {
+			return storageErr("write edited output", err)
+		}
+	}
+	return nil
+}
