@@ -78,12 +78,18 @@ type Query struct {
 	Reverse   bool   // descending sort-key order
 	Limit     int    // at most this many items per page; 0 means driver default
 	PageToken string // opaque; from Page.Next
+	// CountOnly asks for the number of matching live items instead of the
+	// items: the answer is Page.Count, over the whole range in one call,
+	// with no Items and no Next. Limit, when set, stops the count there,
+	// which bounds its cost on a large partition. PageToken is ignored.
+	CountOnly bool
 }
 
 // Page is one page of query results. Next is empty on the last page.
 type Page struct {
 	Items []Item
 	Next  string
+	Count int // matching items, for a CountOnly query
 }
 
 // Table is the state store. Reads ignore items whose ttl (epoch seconds) is

@@ -69,10 +69,30 @@ func statusPage(ctx context.Context, t table.Table, status pipeline.WorkflowStat
 }
 
 // countStatus counts the analyses in status, stopping at upTo (so a count
-// costs a bounded read however large the index grows).
+// costs a bounded read however large the index grows). Each shard counts
+// its index range where the table keeps it; no item is read out.
 func countStatus(ctx context.Context, t table.Table, status pipeline.WorkflowStatus, upTo int) (int, error) {
-	items, err := queryShards(ctx, t, string(status)+"#", "", upTo)
-	return len(items), err
+	counts := make([]int, pipeline.StatusShards)
+	g, gctx := errgroup.WithContext(ctx)
+	for shard := range pipeline.StatusShards {
+		g.Go(func() error {
+			q := table.Query{Index: table.IndexGSI1, PK: pipeline.StatusIndexPK(shard), SKPrefix: string(status) + "#", Limit: upTo, CountOnly: true}
+			page, err := t.Query(gctx, q)
+			if err != nil {
+				return fmt.Errorf("count %s: %w", q.PK, err)
+			}
+			counts[shard] = page.Count
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return min(n, upTo), nil
 }
 
 // queryShards reads up to limit index items with the sort-key prefix from

@@ -17,9 +17,9 @@ import (
 
 // Bounds of one snapshot.
 const (
-	liveRunning = 50  // running and waiting analyses listed
-	liveFailed  = 20  // newest failures listed
-	countUpTo   = 200 // counts stop here ("200+")
+	liveRunning = 50     // running and waiting analyses listed
+	liveFailed  = 20     // newest failures listed
+	countUpTo   = 10_000 // counts stop here ("10000+"): on DynamoDB a count reads what it counts
 )
 
 // Snapshot is one reading of the status index.

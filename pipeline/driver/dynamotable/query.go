@@ -36,9 +36,11 @@ func (t *Table) Query(ctx context.Context, q table.Query) (table.Page, error) {
 		// BETWEEN instead of matching nothing.
 		return table.Page{}, nil
 	}
-	start, err := decodeToken(q.PageToken)
-	if err != nil {
-		return table.Page{}, err
+	var start map[string]types.AttributeValue
+	if !q.CountOnly {
+		if start, err = decodeToken(q.PageToken); err != nil {
+			return table.Page{}, err
+		}
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -75,6 +77,9 @@ func (t *Table) Query(ctx context.Context, q table.Query) (table.Page, error) {
 	if q.Index != table.IndexTable {
 		in.IndexName = aws.String(q.Index)
 	}
+	if q.CountOnly {
+		return t.count(ctx, in, q.Limit)
+	}
 
 	var raw []map[string]types.AttributeValue
 	for {
@@ -107,6 +112,30 @@ func (t *Table) Query(ctx context.Context, q table.Query) (table.Page, error) {
 		page.Items = append(page.Items, item)
 	}
 	return page, nil
+}
+
+// count answers a CountOnly query with Select COUNT: DynamoDB counts the
+// items that pass the expiry filter and returns none of them, one request
+// per megabyte of the range read. A limit > 0 stops it there.
+func (t *Table) count(ctx context.Context, in *dynamodb.QueryInput, limit int) (table.Page, error) {
+	in.Select = types.SelectCount
+	n := 0
+	for {
+		if limit > 0 {
+			// Limit bounds the items read before the filter, which is at
+			// least as many as pass it: never past what is still wanted.
+			in.Limit = aws.Int32(int32(min(limit-n, maxRequestLimit)))
+		}
+		out, err := t.client.Query(ctx, in)
+		if err != nil {
+			return table.Page{}, interpretError("count", err)
+		}
+		n += int(out.Count)
+		if out.LastEvaluatedKey == nil || (limit > 0 && n >= limit) {
+			return table.Page{Count: n}, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
 }
 
 // encodeToken makes the page token from the last item returned: the

@@ -53,29 +53,19 @@ func (t *Table) Query(ctx context.Context, q table.Query) (table.Page, error) {
 	if q.SKPrefix != "" && (q.SKFrom != "" || q.SKTo != "") {
 		return table.Page{}, errors.New("sqlitetable: query has both a prefix and a range")
 	}
+	var sb strings.Builder
+	args := []any{q.PK, t.nowSeconds()}
+	if q.CountOnly {
+		fmt.Fprintf(&sb, "SELECT 1 FROM items WHERE %s = ? AND (ttl IS NULL OR ttl > ?)", pkCol)
+		args = appendRange(&sb, args, skCol, q)
+		return t.count(ctx, q, sb.String(), args)
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	var sb strings.Builder
-	args := []any{q.PK, t.nowSeconds()}
 	fmt.Fprintf(&sb, "SELECT pk, sk, %s, item FROM items WHERE %s = ? AND (ttl IS NULL OR ttl > ?)", skCol, pkCol)
-	if q.SKPrefix != "" {
-		sb.WriteString(" AND " + skCol + " >= ?")
-		args = append(args, q.SKPrefix)
-		if upper, ok := prefixEnd(q.SKPrefix); ok {
-			sb.WriteString(" AND " + skCol + " < ?")
-			args = append(args, upper)
-		}
-	}
-	if q.SKFrom != "" {
-		sb.WriteString(" AND " + skCol + " >= ?")
-		args = append(args, q.SKFrom)
-	}
-	if q.SKTo != "" {
-		sb.WriteString(" AND " + skCol + " <= ?")
-		args = append(args, q.SKTo)
-	}
+	args = appendRange(&sb, args, skCol, q)
 	// On an index, items may share a sort key: the base key breaks ties so
 	// that paging is exact.
 	order := skCol
@@ -135,6 +125,45 @@ func (t *Table) Query(ctx context.Context, q table.Query) (table.Page, error) {
 		return table.Page{}, fmt.Errorf("sqlitetable: query %s: %w", q.PK, interpretError(err))
 	}
 	return page, nil
+}
+
+// appendRange adds q's sort-key condition to the statement and its args.
+func appendRange(sb *strings.Builder, args []any, skCol string, q table.Query) []any {
+	if q.SKPrefix != "" {
+		sb.WriteString(" AND " + skCol + " >= ?")
+		args = append(args, q.SKPrefix)
+		if upper, ok := prefixEnd(q.SKPrefix); ok {
+			sb.WriteString(" AND " + skCol + " < ?")
+			args = append(args, upper)
+		}
+	}
+	if q.SKFrom != "" {
+		sb.WriteString(" AND " + skCol + " >= ?")
+		args = append(args, q.SKFrom)
+	}
+	if q.SKTo != "" {
+		sb.WriteString(" AND " + skCol + " <= ?")
+		args = append(args, q.SKTo)
+	}
+	return args
+}
+
+// count answers a CountOnly query: the matching rows are counted inside
+// SQLite from the index range, never read out. A limit of -1 is none.
+func (t *Table) count(ctx context.Context, q table.Query, matching string, args []any) (table.Page, error) {
+	limit := -1
+	if q.Limit > 0 {
+		limit = q.Limit
+	}
+	st, err := t.readStmt(ctx, "SELECT COUNT(*) FROM ("+matching+" LIMIT ?)")
+	if err != nil {
+		return table.Page{}, fmt.Errorf("sqlitetable: count %s: %w", q.PK, err)
+	}
+	var n int
+	if err := st.QueryRowContext(ctx, append(args, limit)...).Scan(&n); err != nil {
+		return table.Page{}, fmt.Errorf("sqlitetable: count %s: %w", q.PK, interpretError(err))
+	}
+	return table.Page{Count: n}, nil
 }
 
 // prefixEnd returns the smallest string greater than every string with the

@@ -107,6 +107,7 @@ var tableTests = []struct {
 	{"QueryPaging", testQueryPaging},
 	{"QueryIndexes", testQueryIndexes},
 	{"QueryIndexPagingTies", testQueryIndexTies},
+	{"QueryCountOnly", testQueryCount},
 	{"TransactCommits", testTransactCommits},
 	{"TransactAllOrNothing", testTransactAtomic},
 	{"TransactRejectsInvalid", testTransactInvalid},
@@ -586,6 +587,43 @@ func testQueryIndexTies(t *testing.T, tb table.Table, _ config) {
 			t.Fatalf("reverse=%v: paged %d items, want %d", reverse, len(seen), n)
 		}
 	}
+}
+
+// testQueryCount: a CountOnly query counts the live items of the range on
+// the base table and the indexes, returns none of them, and stops at Limit.
+func testQueryCount(t *testing.T, tb table.Table, _ config) {
+	base, g1 := newPK("countbase"), newPK("count")
+	const n = 30
+	for i := range n {
+		status := "in_progress"
+		if i%3 == 0 {
+			status = "failed"
+		}
+		mustPut(t, tb, item(base, fmt.Sprintf("S#%02d", i), table.AttrGSI1PK, g1, table.AttrGSI1SK, fmt.Sprintf("%s#%02d", status, i)))
+	}
+	mustPut(t, tb, item(base, "S#99", table.AttrTTL, expired(), table.AttrGSI1PK, g1, table.AttrGSI1SK, "failed#99"))
+	mustPut(t, tb, item(base, "T#00"))
+
+	check := func(q table.Query, want int) {
+		t.Helper()
+		q.CountOnly = true
+		page, err := tb.Query(t.Context(), q)
+		if err != nil {
+			t.Fatalf("Query %+v: %v", q, err)
+		}
+		if page.Count != want || len(page.Items) != 0 || page.Next != "" {
+			t.Errorf("Query %+v = count %d, %d items, next %q; want count %d alone", q, page.Count, len(page.Items), page.Next, want)
+		}
+	}
+	check(table.Query{PK: base}, n+1)
+	check(table.Query{PK: base, SKPrefix: "S#"}, n)
+	check(table.Query{PK: base, SKFrom: "S#10", SKTo: "S#19"}, 10)
+	check(table.Query{Index: table.IndexGSI1, PK: g1}, n)
+	check(table.Query{Index: table.IndexGSI1, PK: g1, SKPrefix: "failed#"}, n/3)
+	check(table.Query{Index: table.IndexGSI1, PK: g1, SKPrefix: "in_progress#", Reverse: true}, n-n/3)
+	check(table.Query{Index: table.IndexGSI1, PK: g1, SKPrefix: "in_progress#", Limit: 7}, 7)
+	check(table.Query{Index: table.IndexGSI1, PK: g1, SKPrefix: "failed#", Limit: 50}, n/3)
+	check(table.Query{Index: table.IndexGSI1, PK: newPK("empty")}, 0)
 }
 
 // ---- transactions ----
