@@ -16,10 +16,10 @@ import (
 
 // Environment variables of the event sinks.
 const (
-	envWebhookURL     = "DOCPIPE_WEBHOOK_URL"
-	envWebhookSecret  = "DOCPIPE_WEBHOOK_SECRET"
+	envWebhookURL     = backend.EnvWebhookURL
+	envWebhookSecret  = backend.EnvWebhookSecret
 	envEventCommand   = "DOCPIPE_EVENT_COMMAND"
-	envEventBridgeBus = "DOCPIPE_EVENTBRIDGE_BUS"
+	envEventBridgeBus = backend.EnvEventBridgeBus
 	finalDrainTimeout = 30 * time.Second
 	relayPollInterval = time.Second
 )

@@ -32,6 +32,12 @@ var (
 		"s3:GetObject", "s3:HeadObject", "s3:PutObject", "s3:UploadPart",
 		"states:DescribeExecution", "states:StartExecution",
 	}
+	// Relay is cmd/relay: read the outbox (and project sinks), move events
+	// to delivered, retrying or dead, put them on an EventBridge bus.
+	Relay = []string{
+		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem",
+		"events:PutEvents",
+	}
 )
 
 // iamActions maps operations whose IAM action has another name.

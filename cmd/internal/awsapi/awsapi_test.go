@@ -22,10 +22,11 @@ import (
 // driver package but never run by a function are listed in notRun.
 
 var services = map[string]string{
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb": "dynamodb",
-	"github.com/aws/aws-sdk-go-v2/service/s3":       "s3",
-	"github.com/aws/aws-sdk-go-v2/service/sfn":      "states",
-	"github.com/aws/aws-sdk-go-v2/service/sqs":      "sqs",
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb":    "dynamodb",
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge": "events",
+	"github.com/aws/aws-sdk-go-v2/service/s3":          "s3",
+	"github.com/aws/aws-sdk-go-v2/service/sfn":         "states",
+	"github.com/aws/aws-sdk-go-v2/service/sqs":         "sqs",
 }
 
 // notRun are operations of table/bucket/state machine set-up helpers that
@@ -43,6 +44,15 @@ var ingestLinkedNotCalled = []string{
 	"states:StopExecution", "states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess",
 	"dynamodb:DeleteItem", "s3:ListObjectsV2",
 	"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage",
+}
+
+// relayLinkedNotCalled are operations of packages cmd/relay links whole
+// (the table driver's writes, the step handlers and blob store behind the
+// shared backend package) that delivering events never reaches.
+var relayLinkedNotCalled = []string{
+	"dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:TransactWriteItems",
+	"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
+	"s3:GetObject", "s3:HeadObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
 }
 
 type goPackage struct {
@@ -155,6 +165,7 @@ func TestOperationLists(t *testing.T) {
 	// activity API, from the sfn package's worker.
 	checkBinary(t, "github.com/docpipe/docpipe/cmd/steps", append(slices.Clone(Worker), "states:DescribeExecution", "states:StartExecution", "states:StopExecution"))
 	checkBinary(t, "github.com/docpipe/docpipe/cmd/ingest", append(slices.Clone(Ingest), ingestLinkedNotCalled...))
+	checkBinary(t, "github.com/docpipe/docpipe/cmd/relay", append(slices.Clone(Relay), relayLinkedNotCalled...))
 }
 
 func TestIAMActions(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/metered"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -30,6 +31,9 @@ const (
 	EnvActivityPrefix  = "DOCPIPE_ACTIVITY_PREFIX"   // activity name prefix (worker mode)
 	EnvTaskQueueURL    = "DOCPIPE_TASK_QUEUE_URL"    // SQS queue of queue-mode tasks (worker mode)
 	EnvPDFBackend      = "DOCPIPE_PDF_BACKEND"       // auto, poppler or go
+	EnvWebhookURL      = "DOCPIPE_WEBHOOK_URL"       // outcome events go to this webhook
+	EnvWebhookSecret   = "DOCPIPE_WEBHOOK_SECRET"    // its signing secret, whsec_...
+	EnvEventBridgeBus  = "DOCPIPE_EVENTBRIDGE_BUS"   // outcome events go to this bus
 )
 
 // DefaultProject is the project documents join when none is named.
@@ -63,7 +67,14 @@ func (b *Backend) Close() error {
 func (b *Backend) Meter(m *metered.Meter) {
 	b.Table = m.Table(b.Table)
 	b.Blobs = m.Store(b.Blobs)
-	b.Repo = pipeline.NewRepository(b.Table)
+	b.Repo = newRepository(b.Table)
+}
+
+// newRepository is the repository every binary uses: a workflow that
+// records no pipeline version, or the built-in pipeline's name before any
+// version of it is stored, resolves to the built-in pipeline.
+func newRepository(t table.Table) *pipeline.Repository {
+	return pipeline.NewRepository(t, pipeline.WithBuiltinPipeline(pipelinefile.Default()))
 }
 
 // Local layout under the home directory.
@@ -90,7 +101,7 @@ func OpenLocal(home string) (*Backend, error) {
 		return nil, fmt.Errorf("open blob store: %w", err)
 	}
 	return &Backend{
-		Kind: "local", Table: tbl, Blobs: blobs, Repo: pipeline.NewRepository(tbl),
+		Kind: "local", Table: tbl, Blobs: blobs, Repo: newRepository(tbl),
 		Bucket: "local", Home: home, closers: []func() error{tbl.Close},
 	}, nil
 }

@@ -1,0 +1,77 @@
+// Command relay is the Lambda function that delivers docpipe's outcome
+// events on AWS (the transactional outbox's forwarder). It takes two kinds
+// of invocation:
+//
+//   - a DynamoDB Streams batch from the table: the workflows whose outbox
+//     items (SK EVENT#..., still in the pending index) appear in the
+//     records get their pending events delivered at once;
+//   - a scheduled EventBridge event: a sweep of the whole pending index,
+//     for events whose stream record was lost or whose retry is due.
+//
+// Every event goes to the sinks configured here and to its project's own
+// (`docpipe events sinks`), at least once and in order per workflow.
+//
+// Configuration: DOCPIPE_TABLE; DOCPIPE_BUCKET (results as s3:// URIs);
+// DOCPIPE_WEBHOOK_URL and DOCPIPE_WEBHOOK_SECRET (whsec_..., or empty for
+// unsigned requests); DOCPIPE_EVENTBRIDGE_BUS; project webhooks read their
+// secrets from the variables they name. AWS settings from the SDK's chain.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/driver/dynamotable"
+	"github.com/docpipe/docpipe/pipeline/relay"
+)
+
+func main() {
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	h, err := newHandler(context.Background(), os.Getenv, logger)
+	if err != nil {
+		logger.Error("configuration", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
+
+func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger) (*handler, error) {
+	tableName := getenv(backend.EnvTable)
+	if tableName == "" {
+		return nil, fmt.Errorf("%s is not set", backend.EnvTable)
+	}
+	cfg, err := backend.LoadAWSConfig(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	repo := pipeline.NewRepository(dynamotable.New(dynamodb.NewFromConfig(cfg), tableName))
+	var sinks []relay.Sink
+	if u := getenv(backend.EnvWebhookURL); u != "" {
+		w, err := relay.NewWebhook(u, getenv(backend.EnvWebhookSecret))
+		if err != nil {
+			return nil, err
+		}
+		sinks = append(sinks, w)
+	}
+	if bus := getenv(backend.EnvEventBridgeBus); bus != "" {
+		sinks = append(sinks, relay.EventBridge{Client: eventbridge.NewFromConfig(cfg), Bus: bus})
+	}
+	r := &relay.Relay{
+		Repo:         repo,
+		Sinks:        sinks,
+		ProjectSinks: relay.StoredProjectSinks(repo, getenv),
+		Logger:       logger,
+	}
+	if bucket := getenv(backend.EnvBucket); bucket != "" {
+		r.BlobURI = func(key string) string { return "s3://" + bucket + "/" + key }
+	}
+	return &handler{Relay: r, Logger: logger}, nil
+}
