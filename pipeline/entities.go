@@ -88,6 +88,30 @@ type StepState struct {
 	StartedAt string     `json:"started_at,omitempty"` // RFC 3339, "" until started
 	EndedAt   string     `json:"ended_at,omitempty"`
 	Error     string     `json:"error,omitempty"`
+	// Progress is how far a long step is, while it runs (RecordStepProgress).
+	Progress *StepRunProgress `json:"progress,omitempty"`
+}
+
+// StepRunProgress is a running step's own progress: done of total units
+// ("pages") at the time At, which with the step's StartedAt gives a rate
+// and so an estimate of the time left.
+type StepRunProgress struct {
+	Done  int    `json:"done"`
+	Total int    `json:"total"`
+	Unit  string `json:"unit"`
+	At    string `json:"at"` // RFC 3339
+}
+
+// Remaining estimates the time left from the rate so far, given when the
+// step started; false when there is no rate yet.
+func (p StepRunProgress) Remaining(startedAt string) (time.Duration, bool) {
+	start, err1 := time.Parse(time.RFC3339Nano, startedAt)
+	at, err2 := time.Parse(time.RFC3339Nano, p.At)
+	if err1 != nil || err2 != nil || p.Done <= 0 || p.Total < p.Done || !at.After(start) {
+		return 0, false
+	}
+	perUnit := at.Sub(start) / time.Duration(p.Done)
+	return perUnit * time.Duration(p.Total-p.Done), true
 }
 
 // StepProgress is the step item: every step's status plus segment counters.
@@ -118,6 +142,8 @@ type Segment struct {
 	Status     SegmentStatus `json:"status"`
 	Source     string        `json:"source,omitempty"` // "text", "ocr"
 	TextKey    string        `json:"text_key"`
+	// ImageKey is the page rendered as PNG (--page-images), "" when none.
+	ImageKey string `json:"image_key,omitempty"`
 	ResultKey  string        `json:"result_key,omitempty"`
 	Chars      int           `json:"chars"`
 	Language   string        `json:"language,omitempty"`

@@ -91,7 +91,8 @@ func (r *Repository) transitionActions(workflowID, step string, from, to StepSta
 	}
 	switch to {
 	case StepInProgress:
-		updates = append(updates, table.Set{Path: stepPath(step, "started_at"), Value: at})
+		// A new attempt starts from no progress, not the last one's.
+		updates = append(updates, table.Set{Path: stepPath(step, "started_at"), Value: at}, table.Remove{Path: stepPath(step, "progress")})
 	case StepCompleted, StepFailed, StepSkipped:
 		updates = append(updates, table.Set{Path: stepPath(step, "ended_at"), Value: at})
 	}

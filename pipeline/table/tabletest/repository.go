@@ -26,6 +26,7 @@ var repositoryTests = []struct {
 	{"ListProjectWorkflowsNewestFirst", testListProjectWorkflows},
 	{"TransitionRace", testTransitionRace},
 	{"TransitionSequence", testTransitionSequence},
+	{"StepProgress", testStepProgress},
 	{"TransitionStepsInParallel", testTransitionParallelSteps},
 	{"TransitionMissing", testTransitionMissing},
 	{"TransitionTTL", testTransitionTTL},
