@@ -143,13 +143,13 @@ type Segment struct {
 	Source     string        `json:"source,omitempty"` // "text", "ocr"
 	TextKey    string        `json:"text_key"`
 	// ImageKey is the page rendered as PNG (--page-images), "" when none.
-	ImageKey string `json:"image_key,omitempty"`
-	ResultKey  string        `json:"result_key,omitempty"`
-	Chars      int           `json:"chars"`
-	Language   string        `json:"language,omitempty"`
-	Keywords   []string      `json:"keywords,omitempty"` // top few only
-	Error      string        `json:"error,omitempty"`
-	UpdatedAt  string        `json:"updated_at,omitempty"`
+	ImageKey  string   `json:"image_key,omitempty"`
+	ResultKey string   `json:"result_key,omitempty"`
+	Chars     int      `json:"chars"`
+	Language  string   `json:"language,omitempty"`
+	Keywords  []string `json:"keywords,omitempty"` // top few only
+	Error     string   `json:"error,omitempty"`
+	UpdatedAt string   `json:"updated_at,omitempty"`
 }
 
 // Transition is one audit record of a step status change.
