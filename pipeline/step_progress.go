@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/docpipe/docpipe/pipeline/table"
 )
@@ -31,4 +33,60 @@ func (r *Repository) RecordStepProgress(ctx context.Context, workflowID, step st
 		return false, nil
 	}
 	return false, fmt.Errorf("pipeline: progress of %s of %s: %w", step, workflowID, err)
+}
+
+// ProgressInterval is the least time between two progress writes of one
+// step: on a 3,000-page document that is a handful of writes, not 3,000.
+const ProgressInterval = time.Second
+
+// ProgressRecorder counts the units a long step finishes and records them
+// at most once per ProgressInterval, plus once at Finish. Safe for
+// concurrent use by the step's workers. Progress is informational: a write
+// that fails is dropped, never the step's failure.
+type ProgressRecorder struct {
+	repo     *Repository
+	workflow string
+	step     string
+	unit     string
+	total    int
+
+	mu   sync.Mutex
+	done int
+	last time.Time // of the last write, zero before the first
+}
+
+// NewProgressRecorder starts counting step's units (total of them) in
+// workflowID.
+func (r *Repository) NewProgressRecorder(workflowID, step string, total int, unit string) *ProgressRecorder {
+	return &ProgressRecorder{repo: r, workflow: workflowID, step: step, unit: unit, total: total}
+}
+
+// Add counts n more finished units and records the count when the last
+// write is ProgressInterval old. The first unit is written at once, so a
+// reader sees the step's total early.
+func (p *ProgressRecorder) Add(ctx context.Context, n int) {
+	p.mu.Lock()
+	p.done += n
+	now := p.repo.now()
+	due := p.last.IsZero() || now.Sub(p.last) >= ProgressInterval
+	if due {
+		p.last = now
+	}
+	done := p.done
+	p.mu.Unlock()
+	if due {
+		p.write(ctx, done)
+	}
+}
+
+// Finish records the final count.
+func (p *ProgressRecorder) Finish(ctx context.Context) {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	p.write(ctx, done)
+}
+
+func (p *ProgressRecorder) write(ctx context.Context, done int) {
+	_, _ = p.repo.RecordStepProgress(ctx, p.workflow, p.step, StepRunProgress{Done: done, Total: p.total, Unit: p.unit})
 }

@@ -1,0 +1,78 @@
+package pipeline_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// countingTable counts the single-item updates that reach the table.
+type countingTable struct {
+	table.Table
+	updates atomic.Int64
+}
+
+func (c *countingTable) Update(ctx context.Context, key table.Key, updates []table.Update, cond table.Cond) (table.Item, error) {
+	c.updates.Add(1)
+	return c.Table.Update(ctx, key, updates, cond)
+}
+
+// 3,000 pages finished by four workers over 2.5 simulated seconds cost the
+// first write, one a second and the final one — and the last write holds
+// the whole count.
+func TestProgressRecorderBoundsWrites(t *testing.T) {
+	t.Parallel()
+	sq, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	tb := &countingTable{Table: sq}
+	var ticks atomic.Int64 // one per page: 3,000 pages in 2.5 s
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return base.Add(time.Duration(ticks.Load()) * 2500 * time.Millisecond / 3000) }
+	repo := pipeline.NewRepository(tb, pipeline.WithClock(clock))
+	ctx := t.Context()
+	doc := pipeline.Document{ProjectID: "p", ID: pipeline.NewID(), SHA256: "abc"}
+	wf := pipeline.Workflow{ID: pipeline.NewID(), ProjectID: "p", DocumentID: doc.ID}
+	if err := repo.CreateWorkflow(ctx, doc, wf, pipelinefile.Default().Stages); err != nil {
+		t.Fatal(err)
+	}
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: doc.ID, WorkflowID: wf.ID}
+	if _, err := repo.TransitionStep(ctx, ref, pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	before := tb.updates.Load()
+	rec := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 3000, "pages")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 750 {
+				ticks.Add(1)
+				rec.Add(ctx, 1)
+			}
+		})
+	}
+	wg.Wait()
+	rec.Finish(ctx)
+	if writes := tb.updates.Load() - before; writes < 2 || writes > 5 {
+		t.Errorf("%d progress writes for 3,000 pages in 2.5 s, want the first, one a second and the last", writes)
+	}
+	p, err := repo.GetProgress(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Steps[pipeline.StepFormatParser].Progress
+	if got == nil || got.Done != 3000 || got.Total != 3000 || got.Unit != "pages" {
+		t.Errorf("final progress %+v", got)
+	}
+}
