@@ -21,3 +21,9 @@ variable "ingest_zip" {
   type        = string
   default     = "../../../bin/ingest.zip"
 }
+
+variable "relay_zip" {
+  description = "Path of the relay function's zip, relative to this directory (`make package` writes it)."
+  type        = string
+  default     = "../../../bin/relay.zip"
+}

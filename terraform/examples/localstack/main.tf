@@ -28,6 +28,7 @@ module "docpipe" {
   name       = var.name
   steps_zip  = var.steps_zip
   ingest_zip = var.ingest_zip
+  relay_zip  = var.relay_zip
 
   # A throwaway deployment: destroy must always succeed.
   bucket_name                    = "${var.name}-local"

@@ -82,3 +82,13 @@ output "execution_failed_rule_arn" {
   description = "ARN of the EventBridge rule sending failed executions to the ingest function."
   value       = aws_cloudwatch_event_rule.execution_failed.arn
 }
+
+output "relay_function_name" {
+  description = "Name of the relay Lambda function (outcome events)."
+  value       = aws_lambda_function.relay.function_name
+}
+
+output "relay_function_arn" {
+  description = "ARN of the relay Lambda function (outcome events)."
+  value       = aws_lambda_function.relay.arn
+}

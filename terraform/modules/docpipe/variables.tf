@@ -243,3 +243,46 @@ variable "event_maximum_age_seconds" {
   type        = number
   default     = 86400
 }
+
+variable "relay_zip" {
+  description = "Path of the relay function's zip (bootstrap built from ./cmd/relay by `make package`)."
+  type        = string
+}
+
+variable "relay_memory_size" {
+  description = "Memory of the relay function in MB."
+  type        = number
+  default     = 256
+}
+
+variable "relay_timeout" {
+  description = "Timeout of the relay function in seconds: a sweep delivers the whole pending backlog, each webhook request taking up to 10 s."
+  type        = number
+  default     = 300
+}
+
+variable "relay_sweep_schedule_expression" {
+  description = "EventBridge schedule on which the relay delivers every due pending event (lost stream records, retries after a failed attempt)."
+  type        = string
+  default     = "rate(5 minutes)"
+}
+
+variable "event_bus_name" {
+  description = "EventBridge bus (name) the relay puts outcome events on; \"\" puts none."
+  type        = string
+  default     = ""
+}
+
+variable "webhook_url" {
+  description = "URL the relay POSTs outcome events to (Standard Webhooks); \"\" sends none."
+  type        = string
+  default     = ""
+  sensitive   = true
+}
+
+variable "webhook_secret" {
+  description = "Signing secret of the webhook (whsec_<base64>); \"\" sends unsigned requests."
+  type        = string
+  default     = ""
+  sensitive   = true
+}

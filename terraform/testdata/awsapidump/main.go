@@ -16,6 +16,7 @@ func main() {
 	out := map[string][]string{
 		"steps":  awsapi.IAMActions(awsapi.Steps),
 		"ingest": awsapi.IAMActions(awsapi.Ingest),
+		"relay":  awsapi.IAMActions(awsapi.Relay),
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
 		os.Exit(1)

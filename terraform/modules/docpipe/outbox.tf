@@ -1,0 +1,184 @@
+################################################################################
+# relay: delivers the outbox (EVENT# items written in the same transaction
+# as the outcome they announce) to the webhook, the event bus and each
+# project's own sinks. The table's stream wakes it for new events; a
+# schedule sweeps what a lost record or a failed attempt left pending.
+################################################################################
+
+locals {
+  relay_actions = {
+    # Read the outbox and project sinks; move events to delivered,
+    # retrying or dead (single-item updates, never a transaction).
+    table = [
+      "dynamodb:GetItem",
+      "dynamodb:Query",
+      "dynamodb:UpdateItem",
+    ]
+    bus = [
+      "events:PutEvents",
+    ]
+  }
+
+  # The Lambda service reads the stream with the function's role for the
+  # event source mapping; the code itself never calls these.
+  relay_stream_actions = [
+    "dynamodb:DescribeStream",
+    "dynamodb:GetRecords",
+    "dynamodb:GetShardIterator",
+  ]
+
+  event_bus_arn = "arn:${data.aws_partition.current.partition}:events:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:event-bus/${var.event_bus_name}"
+}
+
+resource "aws_iam_role" "relay" {
+  name               = "${var.name}-relay"
+  assume_role_policy = data.aws_iam_policy_document.lambda_assume.json
+
+  tags = var.tags
+}
+
+data "aws_iam_policy_document" "relay" {
+  statement {
+    sid       = "Table"
+    actions   = local.relay_actions.table
+    resources = local.table_resources
+  }
+
+  statement {
+    sid       = "Stream"
+    actions   = local.relay_stream_actions
+    resources = [aws_dynamodb_table.this.stream_arn]
+  }
+
+  dynamic "statement" {
+    for_each = var.event_bus_name == "" ? [] : [1]
+
+    content {
+      sid       = "PutEvents"
+      actions   = local.relay_actions.bus
+      resources = [local.event_bus_arn]
+    }
+  }
+
+  statement {
+    sid       = "Logs"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.relay.arn}:*"]
+  }
+
+  dynamic "statement" {
+    for_each = var.lambda_tracing_mode == "Active" ? [1] : []
+
+    content {
+      sid       = "XRay"
+      actions   = local.lambda_xray_actions
+      resources = ["*"]
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "relay" {
+  name   = "${var.name}-relay"
+  role   = aws_iam_role.relay.id
+  policy = data.aws_iam_policy_document.relay.json
+}
+
+resource "aws_cloudwatch_log_group" "relay" {
+  name              = "/aws/lambda/${var.name}-relay"
+  retention_in_days = var.log_retention_days
+  kms_key_id        = var.log_kms_key_arn
+
+  tags = var.tags
+}
+
+resource "aws_lambda_function" "relay" {
+  function_name = "${var.name}-relay"
+  description   = "docpipe outcome events: delivers the outbox to webhooks and EventBridge"
+  role          = aws_iam_role.relay.arn
+
+  runtime       = "provided.al2023"
+  architectures = ["arm64"]
+  handler       = "bootstrap"
+
+  filename         = var.relay_zip
+  source_code_hash = filebase64sha256(var.relay_zip)
+
+  memory_size = var.relay_memory_size
+  timeout     = var.relay_timeout
+
+  environment {
+    variables = {
+      DOCPIPE_TABLE           = aws_dynamodb_table.this.name
+      DOCPIPE_BUCKET          = aws_s3_bucket.this.id
+      DOCPIPE_WEBHOOK_URL     = var.webhook_url
+      DOCPIPE_WEBHOOK_SECRET  = var.webhook_secret
+      DOCPIPE_EVENTBRIDGE_BUS = var.event_bus_name
+    }
+  }
+
+  logging_config {
+    log_format = "Text"
+    log_group  = aws_cloudwatch_log_group.relay.name
+  }
+
+  tracing_config {
+    mode = var.lambda_tracing_mode
+  }
+
+  tags = var.tags
+
+  depends_on = [aws_iam_role_policy.relay, aws_cloudwatch_log_group.relay]
+}
+
+# Only records of outbox items still pending reach the function: delivered
+# events (which leave the index) and every other item are filtered out by
+# the service, free of charge.
+resource "aws_lambda_event_source_mapping" "relay" {
+  event_source_arn  = aws_dynamodb_table.this.stream_arn
+  function_name     = aws_lambda_function.relay.arn
+  starting_position = "LATEST"
+
+  batch_size                         = 100
+  maximum_batching_window_in_seconds = 1
+  # A failing batch (a table error) is retried a few times, then skipped:
+  # its events stay pending and the sweep delivers them.
+  maximum_retry_attempts         = 3
+  bisect_batch_on_function_error = true
+
+  filter_criteria {
+    filter {
+      pattern = jsonencode({
+        eventName = ["INSERT", "MODIFY"]
+        dynamodb = {
+          NewImage = {
+            SK     = { S = [{ prefix = "EVENT#" }] }
+            GSI1PK = { S = [{ prefix = "OUTBOX#PENDING#" }] }
+          }
+        }
+      })
+    }
+  }
+
+  depends_on = [aws_iam_role_policy.relay]
+}
+
+resource "aws_cloudwatch_event_rule" "relay_sweep" {
+  name                = "${var.name}-relay-sweep"
+  description         = "docpipe: deliver outbox events a stream record missed or whose retry is due"
+  schedule_expression = var.relay_sweep_schedule_expression
+
+  tags = var.tags
+}
+
+resource "aws_cloudwatch_event_target" "relay_sweep" {
+  rule = aws_cloudwatch_event_rule.relay_sweep.name
+  arn  = aws_lambda_function.relay.arn
+}
+
+resource "aws_lambda_permission" "relay_sweep" {
+  statement_id  = "AllowRelaySweepSchedule"
+  action        = "lambda:InvokeFunction"
+  function_name = aws_lambda_function.relay.function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.relay_sweep.arn
+}
