@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/analyze"
@@ -633,5 +634,54 @@ func TestStepNoteIsNotAnError(t *testing.T) {
 	page := string(b.get(t, "/analyses/"+reg.Workflow.ID).body)
 	if !strings.Contains(page, `<td class="note">4 segments done`) || !strings.Contains(page, `<td class="reason">corrupt xref table`) {
 		t.Errorf("steps table does not tell notes from failures:\n%s", page)
+	}
+}
+
+// A long step's recorded progress reaches the API, the overview and the
+// analysis page with the time left at the rate so far.
+func TestStepProgressAndETA(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	reg := b.register(t, "big.pdf", pipeline.WorkflowInProgress, "")
+	if _, err := b.repo.TransitionStep(ctx, reg.Ref(), pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	prog, err := b.repo.GetProgress(ctx, reg.Workflow.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := time.Parse(time.RFC3339Nano, prog.Steps[pipeline.StepFormatParser].StartedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100 of 400 pages in 10 s: 300 left at 0.1 s a page.
+	at := pipeline.FormatTime(started.Add(10 * time.Second))
+	if ok, err := b.repo.RecordStepProgress(ctx, reg.Workflow.ID, pipeline.StepFormatParser, pipeline.StepRunProgress{Done: 100, Total: 400, Unit: "pages", At: at}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	var v analysisView
+	b.get(t, "/api/analyses/"+reg.Workflow.ID).json(t, &v)
+	p := v.Progress
+	if p.StepDone != 100 || p.StepTotal != 400 || p.StepPercent != 25 || p.ETA != "30s" || p.StepText != "format_parser 100/400 pages, ETA 30s" {
+		t.Errorf("progress %+v", p)
+	}
+	for _, url := range []string{"/", "/analyses/" + reg.Workflow.ID} {
+		if page := string(b.get(t, url).body); !strings.Contains(page, "format_parser 100/400 pages, ETA 30s") {
+			t.Errorf("%s does not show the step's progress", url)
+		}
+	}
+}
+
+func TestFormatETA(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		42*time.Second + 300*time.Millisecond:        "42s",
+		2*time.Minute + 8*time.Second:                "2m10s",
+		3*time.Hour + 20*time.Minute + 5*time.Second: "3h20m",
+	} {
+		if got := formatETA(d); got != want {
+			t.Errorf("formatETA(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -22,8 +23,17 @@ type progressView struct {
 	SegmentsFailed  int    `json:"segments_failed"`
 	SegmentsSkipped int    `json:"segments_skipped"`
 	Percent         int    `json:"percent"`
-	Error           string `json:"error,omitempty"`
-	UpdatedAt       string `json:"updated_at"`
+	// The running step's own progress, when it records one: done of total
+	// units, its percentage and the time left at the rate so far ("" until
+	// there is a rate).
+	StepDone    int    `json:"step_done,omitempty"`
+	StepTotal   int    `json:"step_total,omitempty"`
+	StepUnit    string `json:"step_unit,omitempty"`
+	StepPercent int    `json:"step_percent,omitempty"`
+	ETA         string `json:"eta,omitempty"`
+	StepText    string `json:"step_text"` // "ocr 12/300 pages, ETA 9m20s"
+	Error       string `json:"error,omitempty"`
+	UpdatedAt   string `json:"updated_at"`
 }
 
 // stepNames is the order steps are shown in.
@@ -38,12 +48,40 @@ func newProgressView(p pipeline.StepProgress) progressView {
 	case p.TotalSegments > 0:
 		pct = min(100, finished*100/p.TotalSegments)
 	}
-	return progressView{
+	v := progressView{
 		WorkflowID: p.WorkflowID, ProjectID: p.ProjectID, FileName: p.FileName, Status: string(p.Status),
 		CurrentStep: currentStep(p), SegmentsTotal: p.TotalSegments, SegmentsDone: p.SegmentsDone,
 		SegmentsFailed: p.SegmentsFailed, SegmentsSkipped: p.SegmentsSkipped, Percent: pct,
 		Error: p.Error, UpdatedAt: p.UpdatedAt,
 	}
+	if st, ok := p.Steps[v.CurrentStep]; ok && st.Status == pipeline.StepInProgress && st.Progress != nil && st.Progress.Total > 0 {
+		sp := st.Progress
+		v.StepDone, v.StepTotal, v.StepUnit = sp.Done, sp.Total, sp.Unit
+		v.StepPercent = min(100, sp.Done*100/sp.Total)
+		if left, ok := sp.Remaining(st.StartedAt); ok {
+			v.ETA = formatETA(left)
+		}
+	}
+	v.StepText = v.CurrentStep
+	if v.StepTotal > 0 {
+		v.StepText += fmt.Sprintf(" %d/%d %s", v.StepDone, v.StepTotal, v.StepUnit)
+	}
+	if v.ETA != "" {
+		v.StepText += ", ETA " + v.ETA
+	}
+	return v
+}
+
+// formatETA rounds the time left to what a reader needs: seconds under a
+// minute, then minutes and seconds ("2m10s"), then hours and minutes.
+func formatETA(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(10 * time.Second).String()
+	}
+	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 }
 
 // currentStep names the first step in pipeline order that is running, or

@@ -107,7 +107,7 @@
       body.replaceChildren(...(snap.running || []).map((p) => el('tr', { 'data-id': p.workflow_id },
         el('td', {}, el('a', { href: '/analyses/' + p.workflow_id, text: p.file_name })),
         el('td', {}, statusBadge(p.status)),
-        el('td', { text: p.current_step }),
+        el('td', { text: p.step_text }),
         el('td', { text: p.segments_done + '/' + p.segments_total }),
         el('td', { class: 'bar' }, progressBar(p.percent)),
         el('td', { text: localTime(p.updated_at) }))));
@@ -193,7 +193,7 @@
       st.className = 'status s-' + p.status;
       document.getElementById('a-progress').value = p.percent;
       document.getElementById('a-counts').textContent = p.segments_done + ' done, ' + p.segments_failed + ' failed, ' + p.segments_skipped + ' skipped of ' + p.segments_total + ' segments';
-      document.getElementById('a-step').textContent = p.current_step;
+      document.getElementById('a-step').textContent = p.step_text;
       const err = document.getElementById('a-error');
       err.hidden = !p.error;
       err.textContent = p.error || '';
@@ -230,7 +230,7 @@
       if (!row) return;
       const p = v.progress;
       row.cells[1].replaceChildren(statusBadge(p.status), p.error ? el('span', { class: 'reason', text: ' ' + p.error }) : '');
-      row.cells[2].textContent = p.current_step;
+      row.cells[2].textContent = p.step_text;
       row.cells[3].replaceChildren(progressBar(p.percent));
     });
 
