@@ -194,3 +194,63 @@ func ApplyReviewEdits(ctx context.Context, blobs blob.Store, ref pipeline.Workfl
 	}
 	return nil
 }
+
+// TaskCallback answers a Step Functions task that waits on a review's
+// token (SendTaskSuccess / SendTaskFailure).
+type TaskCallback interface {
+	Succeed(ctx context.Context, token string, output []byte) error
+	Fail(ctx context.Context, token string, errorName, cause string) error
+}
+
+// Decide applies a reviewer's action. A decision on a review whose task
+// waits on Step Functions is taken at once and reported with the token
+// (callback may be nil only where no review holds one); on the embedded
+// engine the parked workflow goes on when `docpipe work` (or serve) next
+// runs it.
+func Decide(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, callback TaskCallback, reviewID string, d pipeline.Decision) (pipeline.Review, error) {
+	wf, stage, err := pipeline.ParseReviewID(reviewID)
+	if err != nil {
+		return pipeline.Review{}, err
+	}
+	if len(d.Edits) > 0 {
+		v, err := repo.GetReview(ctx, wf, stage)
+		if err != nil {
+			return v, err
+		}
+		def, err := repo.Definition(ctx, v.Pipeline, v.PipelineVersion)
+		if err != nil {
+			return v, err
+		}
+		for name := range d.Edits {
+			if err := CheckReviewEdit(def, name); err != nil {
+				return v, err
+			}
+		}
+	}
+	v, err := repo.ActOnReview(ctx, wf, stage, d)
+	if err != nil || !v.State.Decided() || v.TaskToken == "" {
+		return v, err
+	}
+	return v, ReportDecision(ctx, repo, blobs, callback, v)
+}
+
+// ReportDecision takes a decided review's outcome and answers the Step
+// Functions task waiting on its token.
+func ReportDecision(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, callback TaskCallback, v pipeline.Review) error {
+	if callback == nil {
+		return fmt.Errorf("steps: review %s waits on Step Functions, and no client to answer it is configured", v.ID)
+	}
+	failure := TakeDecision(ctx, repo, blobs, v)
+	var failed *steperr.StageFailedError
+	switch {
+	case errors.As(failure, &failed):
+		return callback.Fail(ctx, v.TaskToken, steperr.NameStageFailed, failed.Error())
+	case failure != nil:
+		return failure
+	}
+	out, err := encodeOutput(pipeline.StepOutput{Step: v.Stage, Message: decisionNote(v)})
+	if err != nil {
+		return err
+	}
+	return callback.Succeed(ctx, v.TaskToken, out)
+}
