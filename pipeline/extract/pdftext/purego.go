@@ -1,12 +1,13 @@
 package pdftext
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/ledongthuc/pdf"
@@ -112,7 +113,7 @@ func (g *PureGo) withDocument(ctx context.Context, path string, fn func(context.
 		// waiting for it.
 		defer f.Close()
 		done <- guard(func() error {
-			r, err := openReader(f, fi.Size())
+			r, err := openReader(ctx, f, fi.Size())
 			if err != nil {
 				return err
 			}
@@ -147,43 +148,32 @@ func guard(fn func() error) (err error) {
 	return fn()
 }
 
-// openReader opens the PDF, trying the empty user password for encrypted
-// files, and maps the library's errors onto step errors.
-func openReader(f *os.File, size int64) (*pdf.Reader, error) {
+// openReader opens the PDF and maps the library's errors onto step errors.
+// Encrypted files the library cannot decrypt itself are decrypted first
+// (see decrypt.go); unencrypted files take the library's reader alone.
+func openReader(ctx context.Context, f *os.File, size int64) (*pdf.Reader, error) {
 	r, err := pdf.NewReaderEncrypted(f, size, func() string { return "" })
-	if err == nil {
-		if err := checkEncryption(r); err != nil {
-			return nil, err
-		}
+	if err == nil && libraryDecrypts(r.Trailer().Key("Encrypt")) {
 		return r, nil
 	}
-	msg := err.Error()
 	switch {
 	case errors.Is(err, pdf.ErrInvalidPassword):
 		return nil, &steperr.PasswordProtectedError{Reason: "PDF needs a user password"}
-	case strings.Contains(msg, "unsupported PDF: encryption"):
-		return nil, &steperr.UnsupportedFormatError{Reason: "PDF encryption not supported by the pure-Go extractor (" + msg + "); install poppler-utils"}
+	case err != nil && !isEncryptionError(err):
+		return nil, &steperr.InvalidDocumentError{Reason: err.Error()}
 	}
-	return nil, &steperr.InvalidDocumentError{Reason: msg}
-}
-
-// checkEncryption rejects 40-bit RC4 files: the library derives their
-// object keys with 16 instead of 10 bytes, so they "open" but decrypt to
-// garbage. Poppler reads them.
-func checkEncryption(r *pdf.Reader) error {
-	enc := r.Trailer().Key("Encrypt")
-	if enc.IsNull() {
-		return nil
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
 	}
-	bits := enc.Key("Length").Int64()
-	if bits == 0 {
-		bits = 40
+	data, err := decrypt(ctx, f, size)
+	if err != nil {
+		return nil, err
 	}
-	if v := enc.Key("V").Int64(); v == 1 || bits < 128 {
-		return &steperr.UnsupportedFormatError{Reason: fmt.Sprintf(
-			"PDF uses %d-bit RC4 encryption, which the pure-Go extractor cannot decrypt; install poppler-utils", bits)}
+	r, err = pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, &steperr.InvalidDocumentError{Reason: "decrypted PDF: " + err.Error()}
 	}
-	return nil
+	return r, nil
 }
 
 // pageList walks the page tree once, depth-first, and returns the leaves in
