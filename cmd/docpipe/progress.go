@@ -158,6 +158,21 @@ func currentStep(prog pipeline.StepProgress) string {
 	return names[0]
 }
 
+// stepText is the current step with its own progress when it records one
+// and the time left at the rate so far: "ocr 12/300 pages, ETA 9m20s".
+func stepText(prog pipeline.StepProgress) string {
+	name := currentStep(prog)
+	st, ok := prog.Steps[name]
+	if !ok || st.Status != pipeline.StepInProgress || st.Progress == nil || st.Progress.Total <= 0 {
+		return name
+	}
+	text := fmt.Sprintf("%s %d/%d %s", name, st.Progress.Done, st.Progress.Total, st.Progress.Unit)
+	if left, ok := st.Progress.Remaining(st.StartedAt); ok {
+		text += ", ETA " + left.Round(time.Second).String()
+	}
+	return text
+}
+
 func segmentsFinished(prog pipeline.StepProgress) int {
 	return prog.SegmentsDone + prog.SegmentsFailed + prog.SegmentsSkipped
 }
@@ -176,7 +191,7 @@ func newLogProgress(w io.Writer, repo *pipeline.Repository) *logProgress {
 }
 
 func (l *logProgress) update(t *tracked, prog pipeline.StepProgress) {
-	line := fmt.Sprintf("%s: %s", t.file, currentStep(prog))
+	line := fmt.Sprintf("%s: %s", t.file, currentStep(prog)) // a line per change: no counts that tick every second
 	if prog.TotalSegments > 0 {
 		line += fmt.Sprintf(" (%d/%d segments)", segmentsFinished(prog), prog.TotalSegments)
 	}
@@ -219,7 +234,7 @@ func (b *barProgress) Track(file string, wf pipeline.Workflow) {
 				b.mu.Lock()
 				defer b.mu.Unlock()
 				return t.step
-			}, decor.WC{W: 20, C: decor.DindentRight}),
+			}, decor.WC{W: 44, C: decor.DindentRight}),
 		),
 		mpb.AppendDecorators(decor.CountersNoUnit("%d/%d segments")),
 	)
@@ -229,7 +244,7 @@ func (b *barProgress) Track(file string, wf pipeline.Workflow) {
 
 func (b *barProgress) update(t *tracked, prog pipeline.StepProgress) {
 	b.mu.Lock()
-	t.step = currentStep(prog)
+	t.step = stepText(prog)
 	b.mu.Unlock()
 	if prog.TotalSegments > 0 {
 		t.bar.SetTotal(int64(prog.TotalSegments), false)
