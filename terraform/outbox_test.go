@@ -67,9 +67,9 @@ func TestRelaySweepScheduleReachesRelay(t *testing.T) {
 	if got := m.str(t, attr(t, rule, "schedule_expression")); got != "rate(5 minutes)" {
 		t.Errorf("sweep schedule %q by default, want rate(5 minutes)", got)
 	}
-	consts := goStringConsts(t, filepath.Join(repoRoot, "cmd/relay"))
+	consts := goStringConsts(t, filepath.Join(repoRoot, "cmd/internal/relayfn"))
 	if consts["sourceScheduler"] != "aws.events" || consts["detailScheduledEvent"] != "Scheduled Event" {
-		t.Errorf("cmd/relay's sweep event is %q/%q, not what EventBridge schedules send", consts["sourceScheduler"], consts["detailScheduledEvent"])
+		t.Errorf("the relay handler's sweep event is %q/%q, not what EventBridge schedules send", consts["sourceScheduler"], consts["detailScheduledEvent"])
 	}
 	var target, permission bool
 	for key, res := range m.resources {

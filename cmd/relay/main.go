@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/cmd/internal/relayfn"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/driver/dynamotable"
 	"github.com/docpipe/docpipe/pipeline/relay"
@@ -43,7 +44,7 @@ func main() {
 	lambda.Start(h.Handle)
 }
 
-func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger) (*handler, error) {
+func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Logger) (*relayfn.Handler, error) {
 	tableName := getenv(backend.EnvTable)
 	if tableName == "" {
 		return nil, fmt.Errorf("%s is not set", backend.EnvTable)
@@ -73,5 +74,5 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	if bucket := getenv(backend.EnvBucket); bucket != "" {
 		r.BlobURI = func(key string) string { return "s3://" + bucket + "/" + key }
 	}
-	return &handler{Relay: r, Logger: logger}, nil
+	return &relayfn.Handler{Relay: r, Logger: logger}, nil
 }

@@ -1,4 +1,8 @@
-package main
+// Package relayfn is the relay Lambda's handler (cmd/relay): table stream
+// batches deliver their workflows' pending events, a schedule sweeps the
+// pending index. It is a package of its own so that the integration suite
+// can feed it real stream records.
+package relayfn
 
 import (
 	"context"
@@ -24,15 +28,15 @@ const (
 // item, whatever its shard.
 var pendingIndexPrefix = strings.TrimSuffix(pipeline.OutboxIndexPK(pipeline.DeliveryPending, 0), "0")
 
-// handler is the Lambda: stream records deliver their workflows' events,
+// Handler is the Lambda: stream records deliver their workflows' events,
 // a schedule sweeps the pending index.
-type handler struct {
+type Handler struct {
 	Relay  *relay.Relay
 	Logger *slog.Logger
 }
 
-// response summarizes an invocation (Lambda logs and tests).
-type response struct {
+// Response summarizes an invocation (Lambda logs and tests).
+type Response struct {
 	Mode      string   `json:"mode"`                // "stream" or "sweep"
 	Workflows []string `json:"workflows,omitempty"` // workflows the stream named
 	Delivered int      `json:"delivered"`
@@ -51,19 +55,19 @@ type envelope struct {
 // Handle returns an error only for table failures: Lambda then retries the
 // stream batch (or the sweep). A sink's failure is recorded on the event
 // with the time of its next attempt, which a later sweep makes.
-func (h *handler) Handle(ctx context.Context, raw json.RawMessage) (response, error) {
+func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (Response, error) {
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return response{}, fmt.Errorf("event is not JSON: %w", err)
+		return Response{}, fmt.Errorf("event is not JSON: %w", err)
 	}
 	switch {
 	case env.Records != nil:
 		var ev events.DynamoDBEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {
-			return response{}, fmt.Errorf("decode stream records: %w", err)
+			return Response{}, fmt.Errorf("decode stream records: %w", err)
 		}
 		ids := pendingWorkflows(ev.Records)
-		res := response{Mode: "stream", Workflows: ids}
+		res := Response{Mode: "stream", Workflows: ids}
 		if len(ids) == 0 {
 			return res, nil
 		}
@@ -73,12 +77,12 @@ func (h *handler) Handle(ctx context.Context, raw json.RawMessage) (response, er
 	case env.Source == sourceScheduler && env.DetailType == detailScheduledEvent:
 		s, err := h.Relay.Drain(ctx)
 		h.logger().Info("sweep", "delivered", s.Delivered, "retrying", s.Retrying, "dead", s.Dead, "waiting", s.Waiting)
-		return response{Mode: "sweep"}.with(s), err
+		return Response{Mode: "sweep"}.with(s), err
 	}
-	return response{}, fmt.Errorf("unrecognized event (source %q, detail-type %q)", env.Source, env.DetailType)
+	return Response{}, fmt.Errorf("unrecognized event (source %q, detail-type %q)", env.Source, env.DetailType)
 }
 
-func (r response) with(s relay.Stats) response {
+func (r Response) with(s relay.Stats) Response {
 	r.Delivered, r.Retrying, r.Dead, r.Waiting = s.Delivered, s.Retrying, s.Dead, s.Waiting
 	return r
 }
@@ -117,7 +121,7 @@ func attr(img map[string]events.DynamoDBAttributeValue, name string) string {
 	return v.String()
 }
 
-func (h *handler) logger() *slog.Logger {
+func (h *Handler) logger() *slog.Logger {
 	if h.Logger != nil {
 		return h.Logger
 	}

@@ -1,4 +1,4 @@
-package main
+package relayfn
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 
 type fixture struct {
 	repo *pipeline.Repository
-	h    *handler
+	h    *Handler
 	mu   sync.Mutex
 	got  []string // event ids the webhook received
 }
@@ -48,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.h = &handler{Relay: &relay.Relay{Repo: f.repo, Sinks: []relay.Sink{w}}}
+	f.h = &Handler{Relay: &relay.Relay{Repo: f.repo, Sinks: []relay.Sink{w}}}
 	return f
 }
 
@@ -88,7 +88,7 @@ func record(name string, image map[string]string) map[string]any {
 	return map[string]any{"eventName": name, "eventSource": "aws:dynamodb", "dynamodb": map[string]any{"NewImage": img}}
 }
 
-func invoke(t *testing.T, h *handler, v any) response {
+func invoke(t *testing.T, h *Handler, v any) Response {
 	t.Helper()
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -142,26 +142,5 @@ func TestUnknownEventIsAnError(t *testing.T) {
 	}
 	if _, err := f.h.Handle(context.Background(), json.RawMessage(`[`)); err == nil {
 		t.Error("not JSON: no error")
-	}
-}
-
-func TestConfiguration(t *testing.T) {
-	t.Parallel()
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	if _, err := newHandler(context.Background(), env(nil), nil); err == nil {
-		t.Error("no table: no error")
-	}
-	if _, err := newHandler(context.Background(), env(map[string]string{"DOCPIPE_TABLE": "t", "DOCPIPE_WEBHOOK_URL": "ftp://x"}), nil); err == nil {
-		t.Error("a non-http webhook: no error")
-	}
-	h, err := newHandler(context.Background(), env(map[string]string{
-		"DOCPIPE_TABLE": "t", "DOCPIPE_BUCKET": "b", "AWS_REGION": "us-east-1",
-		"DOCPIPE_WEBHOOK_URL": "https://hooks.example.com/x", "DOCPIPE_EVENTBRIDGE_BUS": "bus",
-	}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(h.Relay.Sinks); n != 2 || h.Relay.BlobURI("k") != "s3://b/k" || h.Relay.ProjectSinks == nil {
-		t.Errorf("relay %+v: want webhook and bus sinks, s3 URIs, project sinks", h.Relay)
 	}
 }
