@@ -14,6 +14,7 @@ import (
 //	prep.json                     what segment_prep found (format, pages)
 //	units.json                    one entry per segment: kind, size, OCR state
 //	segments/000001/text.txt      each segment's text (one PUT per segment)
+//	segments/000001/page.png      the page as an image, with --page-images png
 //	manifest.json                 the batches the Distributed Map fans out
 //	analysis/batch-000001.json    analysis of one batch (one PUT per batch)
 //	graph.json, summary.json      document results
@@ -44,6 +45,11 @@ func UnitsBlobKey(ref WorkflowRef) string { return workflowBlobKey(ref, "units.j
 // SegmentTextBlobKey is where a segment's text is stored.
 func SegmentTextBlobKey(ref WorkflowRef, index int) string {
 	return workflowBlobKey(ref, fmt.Sprintf("segments/%06d/text.txt", index))
+}
+
+// SegmentImageBlobKey is where a page rendered as PNG is stored.
+func SegmentImageBlobKey(ref WorkflowRef, index int) string {
+	return workflowBlobKey(ref, fmt.Sprintf("segments/%06d/page.png", index))
 }
 
 // ManifestBlobKey is the segment manifest (JSON array of batches) the

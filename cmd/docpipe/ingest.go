@@ -150,7 +150,7 @@ func startWorker(f runFlags) error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(self, "work", "--home", f.home, "--pdf", f.pdf, fmt.Sprintf("--concurrency=%d", f.concurrency))
+	cmd := exec.Command(self, "work", "--home", f.home, "--pdf", f.pdf, "--page-images", f.pageImages, fmt.Sprintf("--concurrency=%d", f.concurrency))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -41,6 +41,7 @@ type runFlags struct {
 	notify      *notifyFlags // where outcome events go
 	pipeline    string       // NAME[@VERSION] new documents run; "" the project's default
 	web         *webFlags    // run and ingest: how URLs are fetched
+	pageImages  string       // "png": store every PDF page as an image
 }
 
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
@@ -51,6 +52,7 @@ func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")
 	fs.BoolVar(&f.cost, "cost", false, "print per-page request counts (state transitions, table and blob requests) as they would be billed on AWS")
 	f.notify = addNotifyFlags(fs)
+	fs.StringVar(&f.pageImages, "page-images", "", "store every PDF page as an image beside its segment: png (needs pdftoppm)")
 	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME or NAME@VERSION (default: the project's, else the built-in one)")
 	return f
 }
@@ -182,7 +184,7 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, Logger: logger, Pipelines: storedPipelines{b.Repo}})
+	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, PageImages: f.pageImages, Logger: logger, Pipelines: storedPipelines{b.Repo}})
 	if err != nil {
 		b.Close()
 		return nil, err

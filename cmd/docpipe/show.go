@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/steps"
@@ -25,8 +26,9 @@ func newShowCmd(a *app) *cobra.Command {
 		Short: "Results of one analysis: text, summary, graph",
 		Long: `Results of one analysis. Without a flag: its steps and the summary.
 --text prints the document's text in segment order, --summary the summary,
---graph the keyword/entity graph, --json everything (segments, summary,
-graph) as one object.`,
+--graph the keyword/entity graph, --images where each page's image is (run
+with --page-images png), --json everything (segments, summary, graph) as one
+object.`,
 		Example: `  docpipe show WORKFLOW
   docpipe show WORKFLOW --text > document.txt
   docpipe show WORKFLOW --graph | jq '.nodes | length'
@@ -37,13 +39,14 @@ graph) as one object.`,
 	cmd.Flags().BoolVar(&o.text, "text", false, "print the document's text in segment order")
 	cmd.Flags().BoolVar(&o.summary, "summary", false, "print the document summary")
 	cmd.Flags().BoolVar(&o.graph, "graph", false, "print the keyword/entity graph (JSON)")
+	cmd.Flags().BoolVar(&o.images, "images", false, "print each segment's page image (file:// or s3:// URI)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return show(cmd.Context(), a, args[0], o)
 	}
 	return cmd
 }
 
-type showOptions struct{ text, summary, graph bool }
+type showOptions struct{ text, summary, graph, images bool }
 
 func show(ctx context.Context, a *app, id string, o showOptions) error {
 	stdout := a.stdout
@@ -60,6 +63,8 @@ func show(ctx context.Context, a *app, id string, o showOptions) error {
 	switch {
 	case o.text:
 		return printText(ctx, b.Repo, b.Blobs, ref, stdout)
+	case o.images:
+		return printImages(ctx, b, ref.WorkflowID, stdout)
 	case o.graph:
 		raw, err := readResult(ctx, b.Blobs, pipeline.GraphBlobKey(ref))
 		if err != nil {
@@ -162,4 +167,31 @@ func showJSON(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, 
 	out.Summary, _ = readResult(ctx, blobs, pipeline.SummaryBlobKey(ref))
 	out.Graph, _ = readResult(ctx, blobs, pipeline.GraphBlobKey(ref))
 	return writeJSON(w, out)
+}
+
+// printImages lists each segment's page image as a URI, or why it has
+// none.
+func printImages(ctx context.Context, b *backend.Backend, workflowID string, w io.Writer) error {
+	uri := blobURI(b)
+	if uri == nil {
+		uri = func(key string) string { return key }
+	}
+	token := ""
+	for {
+		segs, next, err := b.Repo.ListSegments(ctx, workflowID, 1000, token)
+		if err != nil {
+			return err
+		}
+		for _, s := range segs {
+			if s.ImageKey == "" {
+				fmt.Fprintf(w, "%d\t(no image: run with --page-images png on a PDF)\n", s.Index)
+				continue
+			}
+			fmt.Fprintf(w, "%d\t%s\n", s.Index, uri(s.ImageKey))
+		}
+		if next == "" {
+			return nil
+		}
+		token = next
+	}
 }

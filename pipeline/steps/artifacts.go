@@ -33,6 +33,7 @@ type unitInfo struct {
 	OCRDone    bool   `json:"ocr_done,omitempty"`
 	SkipReason string `json:"skip_reason,omitempty"` // OCR unavailable
 	OCRError   string `json:"ocr_error,omitempty"`   // OCR ran and failed
+	ImageKey   string `json:"image_key,omitempty"`   // the page rendered as PNG
 }
 
 func (h *handlers) putJSON(ctx context.Context, key string, v any) error {

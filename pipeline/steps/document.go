@@ -208,6 +208,7 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput, pi
 			Status:     pipeline.SegmentPending,
 			Source:     "text",
 			TextKey:    pipeline.SegmentTextBlobKey(in.Workflow, u.Index),
+			ImageKey:   u.ImageKey,
 			Chars:      u.Chars,
 		}
 		if u.NeedsOCR {

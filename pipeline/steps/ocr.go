@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sync/errgroup"
 
@@ -30,7 +31,15 @@ func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep
 	for _, i := range todo {
 		g.Go(func() error {
 			img := path
-			if prep.Format == extract.FormatPDF {
+			switch {
+			case units[i].ImageKey != "": // stored by --page-images: not rendered twice
+				png := filepath.Join(dir, fmt.Sprintf("stored-%06d.png", units[i].Index))
+				if err := h.download(gctx, units[i].ImageKey, png); err != nil {
+					return err
+				}
+				defer os.Remove(png)
+				img = png
+			case prep.Format == extract.FormatPDF:
 				png, err := ocr.RenderPDFPage(gctx, path, units[i].Index, dir)
 				if err != nil {
 					if gctx.Err() != nil {

@@ -37,7 +37,10 @@ type Deps struct {
 	Pipelines pipeline.Pipelines
 	PDF       extract.PDFExtractor
 	OCR       ocr.Engine // nil: OCR is unavailable and image pages are skipped
-	Limits    extract.Limits
+	// PageImages, when "png", renders every PDF page to a PNG stored beside
+	// its segment (and OCR reads that image).
+	PageImages string
+	Limits     extract.Limits
 	// HTTPClient sends the requests of users' HTTP stages (nil: the
 	// default client).
 	HTTPClient *http.Client
@@ -89,7 +92,7 @@ func Register(reg *pipeline.Registry, d Deps) {
 	h := &handlers{Deps: d, pipes: &pipelineCache{src: src, m: map[string]*workflowPipeline{}}}
 	reg.Register(pipeline.StepSegmentPrep, h.wrap(pipeline.StepSegmentPrep, h.segmentPrep))
 	reg.Register(pipeline.StepFormatParser, h.wrap(pipeline.StepFormatParser, h.formatParser))
-	reg.Register(pipeline.StepOCR, h.wrap(pipeline.StepOCR, h.ocr))
+	reg.Register(pipeline.StepOCR, h.wrap(pipeline.StepOCR, h.withPageImages(h.ocr)))
 	reg.Register(pipeline.StepSegmentBuilder, h.wrap(pipeline.StepSegmentBuilder, h.segmentBuilder))
 	reg.Register(pipeline.StepSegmentAnalyzer, h.batch(pipeline.StepSegmentAnalyzer, h.segmentAnalyzer))
 	reg.Register(pipeline.StepGraphBuilder, h.wrap(pipeline.StepGraphBuilder, h.graphBuilder))

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -16,6 +17,8 @@ type StepOptions struct {
 	// PDFBackend is "auto" (poppler's pdftotext when installed, else pure
 	// Go), "poppler" or "go".
 	PDFBackend string
+	// PageImages is "png" to store every PDF page as an image, "" not to.
+	PageImages string
 	Logger     *slog.Logger
 	// Parallelism bounds the work inside one step invocation (0: cores).
 	Parallelism int
@@ -30,6 +33,9 @@ type StepOptions struct {
 func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 	if o.PDFBackend == "" {
 		o.PDFBackend = "auto"
+	}
+	if o.PageImages != "" && o.PageImages != "png" {
+		return nil, fmt.Errorf("page images: %q is not a format docpipe renders (png)", o.PageImages)
 	}
 	pdf, err := pdftext.New(o.PDFBackend)
 	if err != nil {
@@ -46,6 +52,7 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 		Pipelines:   pipelines,
 		PDF:         pdf,
 		OCR:         ocr.NewTesseract(),
+		PageImages:  o.PageImages,
 		Limits:      o.Limits,
 		TempDir:     b.TempDir(),
 		Parallelism: o.Parallelism,

@@ -108,6 +108,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/analyses/{id}", s.apiAnalysis)
 	mux.HandleFunc("GET /api/analyses/{id}/segments", s.apiSegments)
 	mux.HandleFunc("GET /api/analyses/{id}/segments/{index}", s.apiSegment)
+	mux.HandleFunc("GET /api/analyses/{id}/segments/{index}/image", s.apiSegmentImage)
 	mux.HandleFunc("GET /api/analyses/{id}/summary", s.apiSummary)
 	mux.HandleFunc("POST /api/uploads", s.apiUpload)
 	mux.HandleFunc("POST /api/analyses/{id}/rerun", s.apiRerun)
