@@ -68,6 +68,9 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *w
 		return outcome{}, err
 	}
 	defer cleanup()
+	if x, ok := h.PDF.(extract.PageStreamer); ok && prep.Format == extract.FormatPDF {
+		return h.parseStreamedPDF(ctx, in, prep, path, x)
+	}
 	units, err := h.extract(ctx, prep, path)
 	if err != nil {
 		return outcome{}, err

@@ -1,15 +1,18 @@
 package pdftext
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -29,7 +32,8 @@ type Poppler struct {
 	// so a hostile file cannot take the machine down. Default 2 GiB; <0 off.
 	MemoryLimit int64
 	// Parallel is how many pdftotext processes split a large document.
-	// Default min(2, GOMAXPROCS): two halves measured ~2x one process.
+	// Default GOMAXPROCS: one page range per core (two halves measured ~2x
+	// one process on two cores).
 	Parallel int
 	// MinPagesPerProcess keeps small documents in one process. Default 200.
 	MinPagesPerProcess int
@@ -73,7 +77,7 @@ func (p *Poppler) parallel() int {
 	if p.Parallel > 0 {
 		return p.Parallel
 	}
-	return min(2, runtime.GOMAXPROCS(0))
+	return runtime.GOMAXPROCS(0)
 }
 
 func (p *Poppler) minPages() int {
@@ -115,19 +119,36 @@ func (p *Poppler) pages(ctx context.Context, path string) (int, error) {
 
 // Extract returns one unit per page.
 func (p *Poppler) Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
+	var texts []string
+	_, err := p.StreamPages(ctx, path, limits, func(u extract.Unit) error {
+		if u.Index > len(texts) {
+			texts = append(texts, make([]string, u.Index-len(texts))...)
+		}
+		texts[u.Index-1] = u.Text
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return units(texts), nil
+}
+
+// StreamPages runs one pdftotext per page range, the ranges in parallel,
+// and emits each page as soon as its form feed arrives.
+func (p *Poppler) StreamPages(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
 	limits = limits.WithDefaults()
 	ctx, cancel := context.WithTimeoutCause(ctx, p.timeout(), errTimeout)
 	defer cancel()
 	n, err := p.pages(ctx, path)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if n > limits.MaxPages {
-		return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has %d pages, limit is %d", n, limits.MaxPages)}
+		return 0, &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has %d pages, limit is %d", n, limits.MaxPages)}
 	}
 
 	procs := max(1, min(p.parallel(), n/p.minPages()))
-	texts := make([]string, n)
+	var mu sync.Mutex // emit is not called concurrently
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range procs {
 		first, last := i*n/procs+1, (i+1)*n/procs
@@ -136,29 +157,68 @@ func (p *Poppler) Extract(ctx context.Context, path string, limits extract.Limit
 			if p.Mode != "" {
 				args = append(args, p.Mode)
 			}
-			out, err := p.run(gctx, "pdftotext", append(args, path, "-")...)
+			page := first
+			err := p.stream(gctx, "pdftotext", append(args, path, "-"), func(stdout io.Reader) error {
+				r := bufio.NewReaderSize(stdout, 256<<10)
+				for {
+					text, err := r.ReadString('\f')
+					if errors.Is(err, io.EOF) {
+						// Every page ends with a form feed, so only
+						// whitespace may follow the last one.
+						if strings.TrimSpace(text) != "" {
+							page++
+						}
+						return nil
+					}
+					if err != nil {
+						return err
+					}
+					if page > last {
+						page++
+						continue // counted for the error below
+					}
+					text = strings.TrimSpace(strings.TrimSuffix(text, "\f"))
+					mu.Lock()
+					err = emit(extract.Unit{Index: page, Kind: "page", Text: text, NeedsOCR: text == ""})
+					mu.Unlock()
+					if err != nil {
+						return err
+					}
+					page++
+				}
+			})
 			if err != nil {
 				return err
 			}
-			pages := strings.Split(string(out), "\f")
-			// Every page ends with a form feed, so the last piece is empty.
-			if len(pages) != last-first+2 || strings.TrimSpace(pages[len(pages)-1]) != "" {
+			if page != last+1 {
 				return &steperr.InvalidDocumentError{Reason: fmt.Sprintf(
-					"pdftotext returned %d pages for pages %d-%d", len(pages)-1, first, last)}
+					"pdftotext returned %d pages for pages %d-%d", page-first, first, last)}
 			}
-			copy(texts[first-1:last], pages)
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return 0, err
 	}
-	return units(texts), nil
+	return n, nil
 }
 
-// run executes a poppler tool under the memory limit and maps failures onto
-// step errors.
+// run executes a poppler tool under the memory limit and returns its
+// stdout.
 func (p *Poppler) run(ctx context.Context, tool string, args ...string) ([]byte, error) {
+	var out []byte
+	err := p.stream(ctx, tool, args, func(stdout io.Reader) error {
+		var err error
+		out, err = io.ReadAll(stdout)
+		return err
+	})
+	return out, err
+}
+
+// stream executes a poppler tool under the memory limit, hands its stdout
+// to read while it runs, and maps failures onto step errors. An error from
+// read kills the tool and is returned as it is.
+func (p *Poppler) stream(ctx context.Context, tool string, args []string, read func(io.Reader) error) error {
 	name, argv := tool, args
 	if lim := p.memoryLimit(); lim > 0 {
 		// ulimit in a shell that then execs the tool: works on any Linux
@@ -166,18 +226,40 @@ func (p *Poppler) run(ctx context.Context, tool string, args ...string) ([]byte,
 		name = "sh"
 		argv = append([]string{"-c", `ulimit -v "$0" && exec "$@"`, strconv.FormatInt(lim>>10, 10), tool}, args...)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, name, argv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	if err == nil {
-		return stdout.Bytes(), nil
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return &steperr.TransientError{Reason: fmt.Sprintf("running %s: %v", tool, err)}
 	}
-	if ctx.Err() != nil {
-		return nil, p.contextError(ctx, tool)
+	if err := cmd.Start(); err != nil {
+		if ctx.Err() != nil {
+			return p.contextError(ctx, tool)
+		}
+		return classify(tool, "", err)
 	}
-	return nil, classify(tool, stderr.String(), err)
+	readErr := read(stdout)
+	if readErr != nil {
+		cancel() // stop the tool; its exit status no longer matters
+	} else {
+		_, _ = io.Copy(io.Discard, stdout) // let it finish writing
+	}
+	err = cmd.Wait()
+	switch {
+	case readErr != nil && ctx.Err() != nil && context.Cause(ctx) != context.Canceled:
+		return p.contextError(ctx, tool)
+	case readErr != nil:
+		return readErr
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return p.contextError(ctx, tool)
+	}
+	return classify(tool, stderr.String(), err)
 }
 
 // errTimeout is the cause of our own per-document deadline, told apart from
