@@ -62,6 +62,13 @@ func work(ctx context.Context, f *runFlags) error {
 		}
 		todo = append(todo, list...)
 	}
+	// Parked workflows whose review is decided go on; overdue reviews are
+	// announced, escalated or timed out.
+	parked, err := parkedReviews(ctx, lp.backend.Repo)
+	if err != nil {
+		return err
+	}
+	todo = append(todo, parked...)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, f.concurrency))
 	for _, p := range todo {

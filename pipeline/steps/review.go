@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -179,8 +180,13 @@ func ApplyReviewEdits(ctx context.Context, blobs blob.Store, ref pipeline.Workfl
 		}
 		for f, value := range fields {
 			var v any
-			if json.Unmarshal([]byte(value), &v) != nil || f == "summary" && key == pipeline.SummaryBlobKey(ref) {
-				v = value // the summary's text is text, whatever it looks like
+			switch {
+			case key == pipeline.SummaryBlobKey(ref):
+				// The summary is its sentences: the reviewer's text becomes
+				// the one sentence, whatever it looks like.
+				v = []analyze.DocumentSentence{{Text: value, Score: 1}}
+			case json.Unmarshal([]byte(value), &v) != nil:
+				v = value
 			}
 			obj[f] = v
 		}
