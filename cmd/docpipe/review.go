@@ -30,7 +30,7 @@ makes you its only decider until you release it. Approving continues the
 pipeline (with --set edits of the summary or of a stage's output, which
 later stages read); rejecting fails the workflow with your comment. Every
 action is recorded in the workflow's audit trail with your name. On this
-machine ` + "`docpipe work`" + ` (or serve) continues a decided workflow; on AWS the
+machine ` + "`docpipe work`" + ` continues a decided workflow; on AWS the
 decision answers the waiting Step Functions task at once.`,
 		Example: `  docpipe review list
   docpipe review list --mine alice --overdue

@@ -211,7 +211,7 @@ type TaskCallback interface {
 // Decide applies a reviewer's action. A decision on a review whose task
 // waits on Step Functions is taken at once and reported with the token
 // (callback may be nil only where no review holds one); on the embedded
-// engine the parked workflow goes on when `docpipe work` (or serve) next
+// engine the parked workflow goes on when `docpipe work` next
 // runs it.
 func Decide(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, callback TaskCallback, reviewID string, d pipeline.Decision) (pipeline.Review, error) {
 	wf, stage, err := pipeline.ParseReviewID(reviewID)
