@@ -49,6 +49,10 @@ lint: ## gofmt, go vet and staticcheck
 bench: ## benchmarks: orchestration, extraction, analysis, state, end-to-end runs
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
 
+.PHONY: bench-compare
+bench-compare: ## one ~3,000-page real-producer PDF (enscript, made if missing): pdftotext, PyMuPDF, docpipe with poppler and pure Go
+	$(GO) test -run '^$$' -bench '^BenchmarkCompare$$' -benchtime 1x -timeout 30m ./cmd/docpipe
+
 .PHONY: generate
 generate: ## regenerate the committed state machine definitions
 	$(GO) test ./statemachine -run TestCommittedDefinitionsMatchGenerator -update
