@@ -39,49 +39,102 @@ func (t *Table) transact(ctx context.Context, actions []table.TxAction, results 
 		}
 		keys[k] = true
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlitetable: begin: %w", err)
+	}
+	p := &pending{ctx: ctx, actions: actions, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	t.commits.submit(p, t.commitBatch)
+	if p.err != nil {
+		return p.err
+	}
+	if results != nil {
+		results(p.after)
+	}
+	return nil
+}
 
+// commitBatch runs the transactions of batch, in order, inside one SQLite
+// transaction, so that they share its begin, its commit and the WAL frames
+// of the pages they have in common. Each one still sees the writes of
+// those before it, evaluates its own conditions and, when one fails, writes
+// nothing and fails alone: conditions are all checked before any of its
+// writes. A write or commit error is the database's, not a condition's:
+// the batch is rolled back and, when it held several, they are run again
+// one by one so that each gets its own outcome.
+func (t *Table) commitBatch(batch []*pending) {
+	ctx := context.Background() // each member's own context is checked before its turn
+	fail := func(err error) {
+		for _, p := range batch {
+			p.err, p.after = err, nil
+		}
+	}
 	tx, err := t.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlitetable: begin: %w", interpretError(err))
+		fail(fmt.Errorf("sqlitetable: begin: %w", interpretError(err)))
+		return
 	}
 	defer tx.Rollback() // no-op after Commit
-
 	stmts := txStmts{
 		load:   tx.StmtContext(ctx, t.load),
 		upsert: tx.StmtContext(ctx, t.upsert),
 		remove: tx.StmtContext(ctx, t.remove),
 	}
 	now := t.nowSeconds()
+	for _, p := range batch {
+		if err := p.ctx.Err(); err != nil {
+			p.err = fmt.Errorf("sqlitetable: begin: %w", err)
+			continue
+		}
+		steps, err := resolveAll(ctx, stmts, now, p.actions)
+		if err != nil {
+			p.err = err
+			continue
+		}
+		for _, s := range steps {
+			if err = writeStep(ctx, stmts, s); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			tx.Rollback()
+			if len(batch) == 1 {
+				fail(err)
+				return
+			}
+			for _, p := range batch {
+				p.err, p.after = nil, nil
+				t.commitBatch([]*pending{p})
+			}
+			return
+		}
+		p.after = make([]table.Item, len(steps))
+		for i, s := range steps {
+			p.after[i] = s.after
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(fmt.Errorf("sqlitetable: commit: %w", interpretError(err)))
+	}
+}
+
+// resolveAll evaluates every action of one transaction against the current
+// state before anything is written; a failed condition cancels it whole.
+func resolveAll(ctx context.Context, stmts txStmts, now float64, actions []table.TxAction) ([]step, error) {
 	steps := make([]step, len(actions))
 	failed := make([]bool, len(actions))
 	anyFailed := false
 	for i, a := range actions {
 		s, ok, err := resolve(ctx, stmts, now, a)
 		if err != nil {
-			return fmt.Errorf("sqlitetable: action %d: %w", i, err)
+			return nil, fmt.Errorf("sqlitetable: action %d: %w", i, err)
 		}
 		steps[i], failed[i] = s, !ok
 		anyFailed = anyFailed || !ok
 	}
 	if anyFailed {
-		return &table.TxCanceledError{Failed: failed}
+		return nil, &table.TxCanceledError{Failed: failed}
 	}
-	for _, s := range steps {
-		if err := writeStep(ctx, stmts, s); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlitetable: commit: %w", interpretError(err))
-	}
-	if results != nil {
-		out := make([]table.Item, len(steps))
-		for i, s := range steps {
-			out[i] = s.after
-		}
-		results(out)
-	}
-	return nil
+	return steps, nil
 }
 
 func actionKey(a table.TxAction) (table.Key, error) {
