@@ -22,13 +22,18 @@ import (
 
 // PipelineVersion is one stored version of a pipeline.
 type PipelineVersion struct {
-	Name        string     `json:"name"`
-	Version     int        `json:"version"`
-	Description string     `json:"description,omitempty"`
-	ContentHash string     `json:"content_hash"`
-	CreatedAt   time.Time  `json:"created_at"`
-	Stages      int        `json:"stages"`
-	Definition  Definition `json:"-"`
+	Name        string    `json:"name"`
+	Version     int       `json:"version"`
+	Description string    `json:"description,omitempty"`
+	ContentHash string    `json:"content_hash"`
+	CreatedAt   time.Time `json:"created_at"`
+	Stages      int       `json:"stages"`
+	// SourceDir is the absolute folder of the file the version was first
+	// applied from, where its relative command paths resolve. It is not
+	// content: applying the same file from another folder stores nothing
+	// and keeps this folder.
+	SourceDir  string     `json:"source_dir,omitempty"`
+	Definition Definition `json:"-"`
 }
 
 // String is NAME@VERSION.
@@ -64,7 +69,8 @@ const maxPipelineStages = table.MaxTransactItems - 3
 
 // ApplyPipeline stores def as the pipeline's next version unless its
 // content equals the current version's, in which case nothing is written
-// and the current version is returned with created false. Two applies
+// and the current version is returned with created false. def.Dir, where
+// the file was read from, is stored with the version as its SourceDir. Two applies
 // racing each other get consecutive versions: the CURRENT pointer moves only
 // from the version the writer read, and the loser reads again.
 func (r *Repository) ApplyPipeline(ctx context.Context, def Definition) (version int, created bool, err error) {
@@ -132,6 +138,7 @@ func versionActions(def Definition, version int, hash, body string, now time.Tim
 		PipelineVersion: PipelineVersion{
 			Name: def.Name, Version: version, Description: def.Description,
 			ContentHash: hash, CreatedAt: now, Stages: len(def.Stages),
+			SourceDir: def.Dir,
 		},
 		Definition: body,
 	}
@@ -201,6 +208,7 @@ func (r *Repository) GetPipeline(ctx context.Context, name string, version int) 
 		return PipelineVersion{}, fmt.Errorf("pipeline: %s has %d stage items, want %d", v, len(stages), v.Stages)
 	}
 	v.Definition.Stages = stages
+	v.Definition.Dir = v.SourceDir
 	return v, nil
 }
 

@@ -111,7 +111,7 @@ func (a awsIngest) rerun(ctx context.Context, workflowID string, stdout io.Write
 // execution's ARN.
 func rerunOnAWS(ctx context.Context, b *backend.Backend, clients backend.AWSClients, stateMachine, workflowID string) ([]string, string, error) {
 	ig := &pipeline.Ingester{Repo: b.Repo, Definition: pipelinefile.Default(), Bucket: b.Bucket}
-	reg, reset, err := prepareRerun(ctx, b.Repo, ig.Definition, workflowID)
+	reg, reset, err := prepareRerun(ctx, b.Repo, workflowID)
 	if err != nil || len(reset) == 0 {
 		return reset, "", err
 	}

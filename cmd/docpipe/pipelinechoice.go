@@ -57,14 +57,3 @@ func choosePipeline(ctx context.Context, repo *pipeline.Repository, projectID, r
 	}
 	return chosenPipeline{name: name, version: version, def: def}, nil
 }
-
-// storedPipelines resolves workflows' pipeline versions from the table; a
-// workflow that records none runs the built-in pipeline.
-type storedPipelines struct{ repo *pipeline.Repository }
-
-func (s storedPipelines) Definition(ctx context.Context, name string, version int) (pipeline.Definition, error) {
-	if name == "" || name == pipeline.DefaultPipeline && version == 0 {
-		return pipelinefile.Default(), nil
-	}
-	return s.repo.Definition(ctx, name, version)
-}

@@ -47,7 +47,7 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 	if err := lp.backend.LockHome(); err != nil {
 		return err
 	}
-	reg, reset, err := prepareRerun(ctx, lp.backend.Repo, lp.ingester.Definition, id)
+	reg, reset, err := prepareRerun(ctx, lp.backend.Repo, id)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 	}
 	fmt.Fprintf(stderr, "re-running %s\n", strings.Join(reset, ", "))
 	j := &job{file: wf.FileName, reg: reg, start: time.Now()}
-	if err := lp.engine.Run(ctx, lp.ingester.Definition, 0, lp.ingester.ExecutionInput(reg)); err != nil {
+	if err := lp.runWorkflow(ctx, wf); err != nil {
 		lp.logger.Debug("execution ended with an error", "error", err)
 	}
 	j.end = time.Now()
@@ -77,11 +77,16 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 
 // prepareRerun readies a finished workflow for a re-run of what failed
 // (`docpipe rerun`, locally and on AWS, and the dashboard's re-run button).
-// It returns the stages it reset: none means there is nothing to re-run.
-func prepareRerun(ctx context.Context, repo *pipeline.Repository, def pipeline.Definition, id string) (pipeline.Registration, []string, error) {
+// It returns the stages it reset, those of the pipeline version the
+// workflow records: none means there is nothing to re-run.
+func prepareRerun(ctx context.Context, repo *pipeline.Repository, id string) (pipeline.Registration, []string, error) {
 	wf, _, err := findWorkflow(ctx, repo, id)
 	if err != nil {
 		return pipeline.Registration{}, nil, err
+	}
+	def, err := repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	if err != nil {
+		return pipeline.Registration{}, nil, fmt.Errorf("workflow %s: %w", wf.ID, err)
 	}
 	reg := pipeline.Registration{Workflow: wf}
 	reset, err := repo.PrepareRerun(ctx, reg.Ref(), def)

@@ -46,7 +46,7 @@ type runFlags struct {
 
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	f := &runFlags{app: a}
-	fs.IntVar(&f.concurrency, "concurrency", max(2, runtime.GOMAXPROCS(0)), "documents processed at once")
+	fs.IntVar(&f.concurrency, "concurrency", max(2, runtime.GOMAXPROCS(0)), "documents processed at once (a file under 64 KiB counts as 1/16 of one)")
 	fs.StringVar(&f.pdf, "pdf", envOr(backend.EnvPDFBackend, "auto"), "PDF text backend: auto (poppler when installed), poppler or go [$"+backend.EnvPDFBackend+"]")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")
@@ -184,7 +184,7 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, PageImages: f.pageImages, Logger: logger, Pipelines: storedPipelines{b.Repo}})
+	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, PageImages: f.pageImages, Logger: logger, PipelineDir: os.Getenv(backend.EnvPipelineDir)})
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -234,6 +234,17 @@ func (lp *localPipeline) reportCost(w io.Writer, results []docResult) {
 
 func (lp *localPipeline) Close() error { return lp.backend.Close() }
 
+// runWorkflow drives a workflow to its end on the pipeline version it
+// recorded when it was registered, whatever new documents run now.
+func (lp *localPipeline) runWorkflow(ctx context.Context, wf pipeline.Workflow) error {
+	def, err := lp.backend.Repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	if err != nil {
+		return fmt.Errorf("workflow %s: %w", wf.ID, err)
+	}
+	reg := pipeline.Registration{Workflow: wf}
+	return lp.engine.Run(ctx, def, wf.PipelineVersion, lp.ingester.ExecutionInput(reg))
+}
+
 // job is one workflow to drive to its end.
 type job struct {
 	file       string
@@ -264,7 +275,7 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 	// Two files with the same bytes share one workflow: run it once.
 	running := map[string]bool{}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(1, f.concurrency))
+	slots := newDocSlots(f.concurrency)
 	var mu sync.Mutex
 	for _, j := range jobs {
 		wfID := j.reg.Workflow.ID
@@ -272,12 +283,17 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 			continue
 		}
 		running[wfID] = true
+		size := j.reg.Document.Size
+		if err := slots.acquire(gctx, size); err != nil {
+			break // cancelled: Wait reports why
+		}
 		g.Go(func() error {
+			defer slots.release(size)
 			mu.Lock()
 			j.start = time.Now()
 			mu.Unlock()
 			display.Track(j.file, j.reg.Workflow)
-			err := lp.engine.Run(gctx, lp.ingester.Definition, 0, lp.ingester.ExecutionInput(j.reg))
+			err := lp.runWorkflow(gctx, j.reg.Workflow)
 			mu.Lock()
 			j.end = time.Now()
 			mu.Unlock()
@@ -292,6 +308,9 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 		})
 	}
 	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	display.Stop()

@@ -172,7 +172,7 @@ func (s *localStarter) Rerun(ctx context.Context, workflowID string) ([]string, 
 	default:
 		return nil, dashboard.ErrBusy
 	}
-	reg, reset, err := prepareRerun(ctx, s.lp.backend.Repo, s.lp.ingester.Definition, workflowID)
+	reg, reset, err := prepareRerun(ctx, s.lp.backend.Repo, workflowID)
 	if err != nil || len(reset) == 0 {
 		return reset, err
 	}
@@ -211,7 +211,7 @@ func (s *localStarter) work(ctx context.Context) error {
 			return err
 		}
 		for _, p := range list {
-			s.run(ctx, &g, pipeline.Registration{Workflow: pipeline.Workflow{ID: p.WorkflowID, ProjectID: p.ProjectID, DocumentID: p.DocumentID}})
+			s.run(ctx, &g, pipeline.Registration{Workflow: unfinishedWorkflow(p)})
 		}
 	}
 	for {
@@ -240,7 +240,7 @@ func (s *localStarter) run(ctx context.Context, g *errgroup.Group, reg pipeline.
 			delete(s.running, id)
 			s.mu.Unlock()
 		}()
-		if err := s.lp.engine.Run(ctx, s.lp.ingester.Definition, 0, s.lp.ingester.ExecutionInput(reg)); err != nil && ctx.Err() == nil {
+		if err := s.lp.runWorkflow(ctx, reg.Workflow); err != nil && ctx.Err() == nil {
 			s.logger.Debug("execution ended with an error", "workflow", id, "error", err)
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"text/tabwriter"
 
@@ -143,12 +144,34 @@ func loadDetail(ctx context.Context, repo *pipeline.Repository, id string) (work
 		return workflowDetail{}, err
 	}
 	d := workflowDetail{Workflow: wf, Progress: prog, Transitions: trs, Events: evs}
-	for _, name := range pipelinefile.Default().StepNames() {
-		if st, ok := prog.Steps[name]; ok {
-			d.Steps = append(d.Steps, namedStep{Name: name, StepState: st})
-		}
+	for _, name := range stepOrder(ctx, repo, wf, prog) {
+		d.Steps = append(d.Steps, namedStep{Name: name, StepState: prog.Steps[name]})
 	}
 	return d, nil
+}
+
+// stepOrder lists the steps of a workflow's step item in the order of the
+// pipeline version it runs, then any the version does not name (a version
+// that cannot be read) by name.
+func stepOrder(ctx context.Context, repo *pipeline.Repository, wf pipeline.Workflow, prog pipeline.StepProgress) []string {
+	names := pipelinefile.Default().StepNames()
+	if def, err := repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion); err == nil {
+		names = def.StepNames()
+	}
+	var order []string
+	for _, name := range names {
+		if _, ok := prog.Steps[name]; ok {
+			order = append(order, name)
+		}
+	}
+	var rest []string
+	for name := range prog.Steps {
+		if !slices.Contains(order, name) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	return append(order, rest...)
 }
 
 func statusDetail(ctx context.Context, repo *pipeline.Repository, id string, asJSON bool, w io.Writer) error {

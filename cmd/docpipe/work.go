@@ -72,9 +72,8 @@ func work(ctx context.Context, f *runFlags) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, f.concurrency))
 	for _, p := range todo {
-		in := lp.ingester.ExecutionInput(pipeline.Registration{Workflow: pipeline.Workflow{ID: p.WorkflowID, ProjectID: p.ProjectID, DocumentID: p.DocumentID}})
 		g.Go(func() error {
-			err := lp.engine.Run(gctx, lp.ingester.Definition, 0, in)
+			err := lp.runWorkflow(gctx, unfinishedWorkflow(p))
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -87,4 +86,13 @@ func work(ctx context.Context, f *runFlags) error {
 		})
 	}
 	return g.Wait()
+}
+
+// unfinishedWorkflow is what running a workflow listed by status needs:
+// its keys and the pipeline version it records.
+func unfinishedWorkflow(p pipeline.StepProgress) pipeline.Workflow {
+	return pipeline.Workflow{
+		ID: p.WorkflowID, ProjectID: p.ProjectID, DocumentID: p.DocumentID,
+		Pipeline: p.Pipeline, PipelineVersion: p.PipelineVersion,
+	}
 }

@@ -9,7 +9,8 @@
 // Configuration: DOCPIPE_TABLE, DOCPIPE_BUCKET, DOCPIPE_PDF_BACKEND, and for
 // the worker either DOCPIPE_TASK_QUEUE_URL or DOCPIPE_ACTIVITY_PREFIX (the
 // definition's activity ARN prefix, or a name prefix completed from
-// DOCPIPE_STATE_MACHINE_ARN); AWS settings from the SDK's chain.
+// DOCPIPE_STATE_MACHINE_ARN), and DOCPIPE_PIPELINE_DIR where users' command
+// stages live on the worker's machine; AWS settings from the SDK's chain.
 package main
 
 import (
@@ -28,11 +29,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	awslambdaapi "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/stagerun/awslambda"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/statemachine"
 	"github.com/docpipe/docpipe/statemachine/sfn"
@@ -65,8 +68,10 @@ func run(args []string, getenv func(string) string, logger *slog.Logger, stderr 
 	return fmt.Errorf("unknown mode %q (want lambda or worker)", mode)
 }
 
-// openRegistry opens DynamoDB and S3 and builds the step handlers.
-func openRegistry(ctx context.Context, getenv func(string) string, logger *slog.Logger, parallelism int) (*pipeline.Registry, backend.AWSClients, error) {
+// openRegistry opens DynamoDB and S3 and builds the step handlers. Users'
+// Lambda stages are invoked with the same AWS configuration; pipelineDir,
+// when set, is where users' commands run (see backend.StepOptions).
+func openRegistry(ctx context.Context, getenv func(string) string, logger *slog.Logger, parallelism int, pipelineDir string) (*pipeline.Registry, backend.AWSClients, error) {
 	cfg, err := backend.LoadAWSConfig(ctx, nil)
 	if err != nil {
 		return nil, backend.AWSClients{}, err
@@ -76,12 +81,15 @@ func openRegistry(ctx context.Context, getenv func(string) string, logger *slog.
 	if err != nil {
 		return nil, clients, err
 	}
-	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: getenv(backend.EnvPDFBackend), Logger: logger, Parallelism: parallelism})
+	reg, err := backend.Registry(b, backend.StepOptions{
+		PDFBackend: getenv(backend.EnvPDFBackend), Logger: logger, Parallelism: parallelism,
+		PipelineDir: pipelineDir, Lambda: awslambda.Invoker{Client: awslambdaapi.NewFromConfig(cfg)},
+	})
 	return reg, clients, err
 }
 
 func runLambda(getenv func(string) string, logger *slog.Logger) error {
-	reg, _, err := openRegistry(context.Background(), getenv, logger, 0)
+	reg, _, err := openRegistry(context.Background(), getenv, logger, 0, "")
 	if err != nil {
 		return err
 	}
@@ -117,6 +125,7 @@ type workerFlags struct {
 	heartbeat   time.Duration
 	grace       time.Duration
 	name        string
+	pipelineDir string
 }
 
 // taskOptions are the flags both workers share.
@@ -136,7 +145,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, l
 	if err != nil {
 		return err
 	}
-	reg, clients, err := openRegistry(ctx, getenv, logger, f.parallelism)
+	reg, clients, err := openRegistry(ctx, getenv, logger, f.parallelism, f.pipelineDir)
 	if err != nil {
 		return err
 	}
@@ -154,7 +163,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, l
 
 // runQueueWorker serves a queue-mode state machine's task queue.
 func runQueueWorker(ctx context.Context, f workerFlags, getenv func(string) string, logger *slog.Logger) error {
-	reg, clients, err := openRegistry(ctx, getenv, logger, f.parallelism)
+	reg, clients, err := openRegistry(ctx, getenv, logger, f.parallelism, f.pipelineDir)
 	if err != nil {
 		return err
 	}
@@ -177,6 +186,7 @@ func parseWorkerFlags(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&f.parallelism, "parallelism", 0, "work inside one task at once (0: cores)")
 	fs.DurationVar(&f.heartbeat, "heartbeat", sfn.DefaultHeartbeat, fmt.Sprintf("heartbeat interval; must beat at least twice within the definition's HeartbeatSeconds (%ds)", statemachine.TaskHeartbeatSeconds))
 	fs.DurationVar(&f.grace, "shutdown-grace", sfn.DefaultShutdownGrace, "on SIGTERM, how long running tasks may finish")
+	fs.StringVar(&f.pipelineDir, "pipeline-dir", getenv(backend.EnvPipelineDir), "folder holding one folder per pipeline name where its commands run, instead of the folder each version was applied from [$"+backend.EnvPipelineDir+"]")
 	fs.StringVar(&f.name, "name", "docpipe-"+host, "worker name reported to Step Functions")
 	if err := fs.Parse(args); err != nil {
 		return f, err

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/driver/awscount"
 	"github.com/docpipe/docpipe/pipeline/driver/dynamotable"
 	"github.com/docpipe/docpipe/pipeline/driver/s3blob"
@@ -81,5 +80,5 @@ func OpenAWSWith(c AWSClients, o AWSOptions) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{Kind: "aws", Table: tbl, Blobs: blobs, Repo: pipeline.NewRepository(tbl), Bucket: o.Bucket}, nil
+	return &Backend{Kind: "aws", Table: tbl, Blobs: blobs, Repo: newRepository(tbl), Bucket: o.Bucket}, nil
 }

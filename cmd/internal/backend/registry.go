@@ -1,14 +1,16 @@
 package backend
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
 	"github.com/docpipe/docpipe/pipeline/ocr"
-	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/stagerun"
 	"github.com/docpipe/docpipe/pipeline/steps"
 )
 
@@ -23,9 +25,16 @@ type StepOptions struct {
 	// Parallelism bounds the work inside one step invocation (0: cores).
 	Parallelism int
 	Limits      extract.Limits
-	// Pipelines finds each workflow's pipeline version; nil serves only
-	// the built-in pipeline.
+	// Pipelines finds each workflow's pipeline version; nil: the versions
+	// stored in b's table, with the built-in pipeline for workflows that
+	// record none.
 	Pipelines pipeline.Pipelines
+	// PipelineDir, when set, holds one folder per pipeline name where that
+	// pipeline's command stages run, instead of the folder its file was
+	// applied from (a worker fleet whose scripts live elsewhere).
+	PipelineDir string
+	// Lambda invokes users' Lambda stages (nil: none can run).
+	Lambda stagerun.LambdaInvoker
 }
 
 // Registry builds the step handlers over b: every builtin, the generic
@@ -44,7 +53,14 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 	reg := pipeline.NewRegistry()
 	pipelines := o.Pipelines
 	if pipelines == nil {
-		pipelines = pipeline.NewStaticPipelines(pipelinefile.Default())
+		pipelines = b.Repo
+	}
+	if o.PipelineDir != "" {
+		dir, err := filepath.Abs(o.PipelineDir)
+		if err != nil {
+			return nil, err
+		}
+		pipelines = pipelineDir{src: pipelines, root: dir}
 	}
 	steps.Register(reg, steps.Deps{
 		Repo:        b.Repo,
@@ -57,6 +73,22 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 		TempDir:     b.TempDir(),
 		Parallelism: o.Parallelism,
 		Logger:      o.Logger,
+		Lambda:      o.Lambda,
 	})
 	return reg, nil
+}
+
+// pipelineDir runs every pipeline's commands in root/<pipeline name>.
+type pipelineDir struct {
+	src  pipeline.Pipelines
+	root string
+}
+
+func (p pipelineDir) Definition(ctx context.Context, name string, version int) (pipeline.Definition, error) {
+	def, err := p.src.Definition(ctx, name, version)
+	if err != nil {
+		return def, err
+	}
+	def.Dir = filepath.Join(p.root, def.Name)
+	return def, nil
 }

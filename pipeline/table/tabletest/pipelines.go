@@ -20,6 +20,7 @@ var pipelineTests = []struct {
 	{"PipelineVersionsImmutable", testPipelineVersions},
 	{"PipelineApplyConcurrent", testPipelineApplyConcurrent},
 	{"PipelineStage", testPipelineStage},
+	{"PipelineSourceDir", testPipelineSourceDir},
 	{"PipelineBuiltinFallback", testPipelineBuiltin},
 	{"PipelineWorkflowsNewestFirst", testPipelineWorkflows},
 	{"PipelineWorkflowKeepsVersion", testPipelineWorkflowKeepsVersion},
@@ -115,6 +116,31 @@ func testPipelineVersions(t *testing.T, tb table.Table, _ config) {
 	}
 	if got := historyVersions(t, repo, v1.Name); len(got) != 3 {
 		t.Fatalf("a refused apply left history %v", got)
+	}
+}
+
+// The folder a version was applied from is stored with it, outside its
+// content: the same content from another folder is the same version, which
+// keeps its first folder.
+func testPipelineSourceDir(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	def := newPipeline("")
+	def.Dir = "/srv/pipelines/first"
+	apply(t, pipeline.NewRepository(tb), def, 1, true)
+	moved := def.Clone()
+	moved.Dir = "/srv/pipelines/second"
+	apply(t, pipeline.NewRepository(tb), moved, 1, false)
+	repo := pipeline.NewRepository(tb)
+	got, err := repo.GetPipeline(ctx, def.Name, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SourceDir != def.Dir || got.Definition.Dir != def.Dir {
+		t.Fatalf("GetPipeline: source_dir %q, definition dir %q; want %q", got.SourceDir, got.Definition.Dir, def.Dir)
+	}
+	resolved, err := repo.Definition(ctx, def.Name, 1)
+	if err != nil || resolved.Dir != def.Dir {
+		t.Fatalf("Definition: dir %q, %v; want %q", resolved.Dir, err, def.Dir)
 	}
 }
 
