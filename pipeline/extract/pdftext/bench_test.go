@@ -1,8 +1,10 @@
 package pdftext
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -82,4 +84,20 @@ func BenchmarkPopplerOneProcess(b *testing.B) {
 		b.Skip("pdftotext/pdfinfo not installed")
 	}
 	benchExtract(b, &Poppler{Parallel: 1})
+}
+
+// BenchmarkDecrypt measures the in-memory decryption alone, the part of
+// BenchmarkPureGoEncrypted/RC4-40 that an unencrypted file does not pay.
+func BenchmarkDecrypt(b *testing.B) {
+	path, _ := generate(b, pdfgen.Options{Pages: 3000, Seed: 42, Encrypt: &pdfgen.Encryption{Method: pdfgen.RC4_40}})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decrypt(context.Background(), bytes.NewReader(data), int64(len(data))); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

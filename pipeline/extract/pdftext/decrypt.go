@@ -23,8 +23,10 @@ import (
 // standard security handler, so the files the library gets wrong or
 // refuses are opened with it, rewritten without encryption in memory, and
 // the result is handed to the library. Unencrypted files and the ones the
-// library reads correctly never take this path, which costs about a tenth
-// of the extraction time.
+// library reads correctly never take this path. On 3,000 pages it costs
+// under a second and 120 MB of allocation, next to several seconds and
+// 410 MB for the extraction itself (BenchmarkDecrypt,
+// BenchmarkPureGoEncrypted).
 
 // libraryDecrypts reports whether the library's own decryption is right
 // for a file it opened: no encryption, or a 128-bit V2/V4 key.
