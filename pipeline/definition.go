@@ -148,6 +148,9 @@ type When struct {
 // FormatImage in When.Format matches every image format the sniffer knows.
 const FormatImage = "image"
 
+// FormatAudio in When.Format matches every audio format the sniffer knows.
+const FormatAudio = "audio"
+
 // DocAttrs are what a When matches on: known once format_parser ran.
 type DocAttrs struct {
 	Format   string `json:"format"`   // as sniffed, e.g. "pdf"
@@ -162,7 +165,8 @@ func (w *When) Matches(doc DocAttrs) (bool, string) {
 		return true, ""
 	}
 	if len(w.Format) > 0 && !slices.ContainsFunc(w.Format, func(f string) bool {
-		return f == doc.Format || f == FormatImage && extract.Format(doc.Format).IsImage()
+		return f == doc.Format || f == FormatImage && extract.Format(doc.Format).IsImage() ||
+			f == FormatAudio && extract.Format(doc.Format).IsAudio()
 	}) {
 		return false, fmt.Sprintf("format %s is not one of %s", orUnknown(doc.Format), strings.Join(w.Format, ", "))
 	}

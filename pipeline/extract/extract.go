@@ -21,6 +21,11 @@ const (
 	// FormatWebArchive is a WARC file: a crawl of web pages, one segment
 	// per page.
 	FormatWebArchive Format = "warc"
+	// Audio formats: transcribed, one segment per span of time.
+	FormatWAV  Format = "wav"
+	FormatMP3  Format = "mp3"
+	FormatFLAC Format = "flac"
+	FormatOGG  Format = "ogg"
 )
 
 // MIMEType returns the format's MIME type.
@@ -44,12 +49,25 @@ func (f Format) MIMEType() string {
 		return "image/tiff"
 	case FormatWebArchive:
 		return "application/warc"
+	case FormatWAV:
+		return "audio/wav"
+	case FormatMP3:
+		return "audio/mpeg"
+	case FormatFLAC:
+		return "audio/flac"
+	case FormatOGG:
+		return "audio/ogg"
 	}
 	return "application/octet-stream"
 }
 
 // IsImage reports whether the format is a raster image (OCR only).
 func (f Format) IsImage() bool { return f == FormatPNG || f == FormatJPEG || f == FormatTIFF }
+
+// IsAudio reports whether the format is sound (transcription only).
+func (f Format) IsAudio() bool {
+	return f == FormatWAV || f == FormatMP3 || f == FormatFLAC || f == FormatOGG
+}
 
 // Unit is one page (paged formats) or section (flowing text) of extracted
 // text, in document order.
@@ -58,6 +76,15 @@ type Unit struct {
 	Kind     string `json:"kind"`  // "page" or "section"
 	Text     string `json:"text"`
 	NeedsOCR bool   `json:"needs_ocr,omitempty"` // no text layer: an image page
+	// Audio is the stretch of sound a "span" unit covers; its text comes
+	// from a speech recogniser, not from the file.
+	Audio *Span `json:"audio,omitempty"`
+}
+
+// Span is a stretch of audio, in milliseconds from the start.
+type Span struct {
+	StartMS int64 `json:"start_ms"`
+	EndMS   int64 `json:"end_ms"`
 }
 
 // Limits bound what one document may cost. Zero fields take DefaultLimits.

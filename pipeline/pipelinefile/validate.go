@@ -35,12 +35,14 @@ var (
 	languageCode = regexp.MustCompile(`^[a-z]{2}$`)
 )
 
-// Formats are the values When.Format accepts: the sniffer's format names
-// and "image" for any image.
+// Formats are the values When.Format accepts: the sniffer's format names,
+// "image" for any image and "audio" for any sound file.
 var Formats = []string{
 	string(extract.FormatPDF), string(extract.FormatDOCX), string(extract.FormatHTML),
 	string(extract.FormatMarkdown), string(extract.FormatText), pipeline.FormatImage,
 	string(extract.FormatPNG), string(extract.FormatJPEG), string(extract.FormatTIFF),
+	pipeline.FormatAudio, string(extract.FormatWAV), string(extract.FormatMP3),
+	string(extract.FormatFLAC), string(extract.FormatOGG),
 }
 
 // Validate checks def for target and returns every problem as Problems,

@@ -105,8 +105,16 @@ func detect(head []byte) result {
 	case bytes.HasPrefix(head, []byte("%!PS")):
 		return result{err: &steperr.UnsupportedFormatError{Reason: "PostScript document"}}
 	}
+	if f, ok := audioFormat(head); ok {
+		return result{format: f}
+	}
 	enc, ok := DetectEncoding(head)
 	if !ok {
+		// A bare MPEG frame header starts with 0xFF: a UTF-16 byte order
+		// mark looks like one, so text is ruled out first.
+		if mpegFrameHeader(head) {
+			return result{format: extract.FormatMP3}
+		}
 		return result{err: binaryError(head)}
 	}
 	text := decodeHead(head, enc)

@@ -94,6 +94,13 @@ func TestDetect(t *testing.T) {
 		{name: "docx zip", head: zipOf(t, "[Content_Types].xml", "word/document.xml"), want: extract.FormatDOCX},
 		{name: "xlsx zip", head: zipOf(t, "[Content_Types].xml", "xl/workbook.xml"), errName: steperr.NameUnsupportedFormat, errText: "XLSX"},
 		{name: "plain zip", head: zipOf(t, "a.txt"), errName: steperr.NameUnsupportedFormat, errText: "not a DOCX"},
+		{name: "wav", head: []byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00"), want: extract.FormatWAV},
+		{name: "riff that is not wave", head: []byte("RIFF\x24\x08\x00\x00AVI LIST\x10\x00\x00\x00\x00\x01"), errName: steperr.NameUnsupportedFormat},
+		{name: "mp3 with id3 tag", head: []byte("ID3\x04\x00\x00\x00\x00\x00\x23TSSE"), want: extract.FormatMP3},
+		{name: "mp3 frame sync", head: []byte{0xFF, 0xFB, 0x90, 0x64, 0x00, 0x0F, 0xF0, 0x00, 0x00, 0x69, 0x00, 0x00}, want: extract.FormatMP3},
+		{name: "adts aac is not mp3", head: []byte{0xFF, 0xF1, 0x50, 0x80, 0x02, 0x1F, 0xFC, 0x21, 0x00, 0x49, 0x90, 0x02}, errName: steperr.NameUnsupportedFormat},
+		{name: "flac", head: []byte("fLaC\x00\x00\x00\x22\x10\x00\x10\x00"), want: extract.FormatFLAC},
+		{name: "ogg", head: []byte("OggS\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x01vorbis"), want: extract.FormatOGG},
 		{name: "empty zip", head: []byte("PK\x05\x06" + strings.Repeat("\x00", 18)), errName: steperr.NameInvalidDocument},
 	}
 	for _, tc := range tests {
