@@ -30,7 +30,8 @@ stages:
 	}
 	doc := filepath.Join("..", "..", "samples", "docs", "notes.md")
 	want(t, 0, []string{"reviewed@1 (new)"}, "pipeline", "apply", file, "--home", home)
-	want(t, 1, []string{"waiting_review"}, "run", "--pipeline", "reviewed@1", "--progress", "none", "--home", home, doc)
+	want(t, exitWaitingReview, []string{"waiting_review", "waiting for review (docpipe review list"}, "run", "--pipeline", "reviewed@1", "--progress", "none", "--home", home, doc)
+	want(t, 0, []string{"waiting_review", "0 in progress, 0 pending, 1 waiting for review (0 overdue)"}, "status", "--home", home)
 	list := want(t, 0, []string{".check", "alice"}, "review", "list", "--mine", "alice", "--home", home)
 	id := strings.Fields(strings.Split(list, "\n")[1])[0]
 	want(t, 0, []string{"no reviews waiting"}, "review", "list", "--mine", "bob", "--home", home)

@@ -219,7 +219,8 @@ func runApp(ctx context.Context, a *app, args []string) error {
 }
 
 // exitCode maps an error onto the process exit status: 0 success, 1
-// failure, 2 usage error.
+// failure, 2 usage error (and 3, from run, for documents left waiting for
+// a review).
 func exitCode(err error) int {
 	var ee exitError
 	var ue usageError

@@ -83,7 +83,9 @@ read as documents (pipes, sockets, devices, unreadable files, broken links)
 are listed as "not processed". A second run of the same content reports the
 earlier result without processing it again.
 
-Exit status 0 only when every document completed.`,
+Exit status 0 when every document completed; 3 when none failed but some
+wait for a review (docpipe review list; docpipe work goes on once decided);
+1 when any failed.`,
 		Example: `  docpipe run samples/docs
   docpipe run --json report.pdf notes.md
   docpipe run samples/docs --home /tmp/dp --pdf go --cost`,
@@ -139,10 +141,13 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 	if f.cost && lp != nil {
 		lp.reportCost(stderr, results)
 	}
-	failed := false
+	failed, waiting := false, false
 	for _, r := range results {
 		switch r.Status {
 		case string(pipeline.WorkflowCompleted):
+		case string(pipeline.WorkflowWaitingReview):
+			waiting = true
+			fmt.Fprintf(stderr, "%s waiting for review (docpipe review list --home %s)\n", r.File, f.home)
 		case statusNotProcessed:
 			failed = true
 			fmt.Fprintf(stderr, "skipped %s: %s\n", r.File, r.Error)
@@ -151,11 +156,18 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 			fmt.Fprintf(stderr, "%s failed; %s\n", r.File, failureAdvice(f.home, r.WorkflowID, r.Error))
 		}
 	}
-	if failed {
+	switch {
+	case failed:
 		return exitError{1}
+	case waiting:
+		return exitError{exitWaitingReview}
 	}
 	return nil
 }
+
+// exitWaitingReview is run's exit status when nothing failed but some
+// documents are parked on a review: not finished, yet not failed either.
+const exitWaitingReview = 3
 
 // localPipeline is the embedded default wired together.
 type localPipeline struct {
@@ -371,9 +383,10 @@ func (lp *localPipeline) result(ctx context.Context, j *job) (docResult, error) 
 	if !j.start.IsZero() && !j.end.IsZero() {
 		r.Seconds = j.end.Sub(j.start).Seconds()
 	}
-	if r.Status != string(pipeline.WorkflowCompleted) && r.Status != string(pipeline.WorkflowFailed) {
-		// The engine returned without a final status: never report that
-		// as success.
+	if r.Status != string(pipeline.WorkflowCompleted) && r.Status != string(pipeline.WorkflowFailed) &&
+		r.Status != string(pipeline.WorkflowWaitingReview) {
+		// The engine returned without a final status, and no review holds
+		// the workflow: never report that as success.
 		r.Status = string(pipeline.WorkflowFailed)
 		if r.Error == "" {
 			r.Error = "execution ended while the workflow was " + string(prog.Status)

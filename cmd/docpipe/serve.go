@@ -137,6 +137,7 @@ type localStarter struct {
 	logger      *slog.Logger
 	locked      chan struct{} // closed once the home lock is held
 	queue       chan pipeline.Registration
+	decided     chan struct{} // a review was decided here: resume its workflow
 
 	mu      sync.Mutex
 	running map[string]bool
@@ -145,7 +146,7 @@ type localStarter struct {
 func newLocalStarter(lp *localPipeline, concurrency int, logger *slog.Logger) *localStarter {
 	return &localStarter{
 		lp: lp, concurrency: max(1, concurrency), logger: logger,
-		locked: make(chan struct{}), queue: make(chan pipeline.Registration, 1024),
+		locked: make(chan struct{}), queue: make(chan pipeline.Registration, 1024), decided: make(chan struct{}, 1),
 		running: map[string]bool{},
 	}
 }
@@ -214,12 +215,22 @@ func (s *localStarter) work(ctx context.Context) error {
 			s.run(ctx, &g, pipeline.Registration{Workflow: unfinishedWorkflow(p)})
 		}
 	}
+	// Reviews decided here, in another process or not at all (overdue):
+	// a pass now, on every decision made in the dashboard, and each
+	// reviewPassEvery.
+	s.reviewPass(ctx, &g)
+	tick := time.NewTicker(reviewPassEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case reg := <-s.queue:
 			s.run(ctx, &g, reg)
+		case <-s.decided:
+			s.reviewPass(ctx, &g)
+		case <-tick.C:
+			s.reviewPass(ctx, &g)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,10 +21,11 @@ func init() { addCommand(newStatusCmd) }
 func newStatusCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status [flags] [WORKFLOW]",
-		Short: "Analyses in progress or failed, or every step of one",
-		Long: `Without WORKFLOW: analyses in progress (pending or running), newest first,
-from the status index; --failed lists failed ones. With WORKFLOW: every step
-of it, with start, end, duration and error.
+		Short: "Analyses in progress, waiting for review or failed, or every step of one",
+		Long: `Without WORKFLOW: analyses in progress (pending or running) and those
+waiting for a review, newest first, from the status index, then how many of
+each there are and how many reviews are overdue; --failed lists failed ones.
+With WORKFLOW: every step of it, with start, end, duration and error.
 
 Times are shown in the local time zone; --json prints them as RFC 3339.`,
 		Example: `  docpipe status
@@ -64,7 +66,7 @@ func status(ctx context.Context, a *app, args []string, failed bool, limit int) 
 	if len(args) > 0 {
 		return statusDetail(ctx, b.Repo, args[0], a.jsonOut, stdout)
 	}
-	statuses := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
+	statuses := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending, pipeline.WorkflowWaitingReview}
 	if failed {
 		statuses = []pipeline.WorkflowStatus{pipeline.WorkflowFailed}
 	}
@@ -76,8 +78,9 @@ func status(ctx context.Context, a *app, args []string, failed bool, limit int) 
 		}
 		list = append(list, items...)
 	}
-	// Pending and running analyses come from two index queries: merge
-	// them newest first.
+	counts := countStatuses(list)
+	// Pending, running and parked analyses come from one index query
+	// each: merge them newest first.
 	sort.SliceStable(list, func(i, j int) bool { return list[i].UpdatedAt > list[j].UpdatedAt })
 	if len(list) > limit {
 		list = list[:limit]
@@ -102,7 +105,37 @@ func status(ctx context.Context, a *app, args []string, failed bool, limit int) 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", p.WorkflowID, p.FileName, p.Status, currentStep(p),
 			segmentsFinished(p), p.TotalSegments, p.SegmentsFailed, localTime(p.UpdatedAt), p.Error)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil || failed {
+		return err
+	}
+	return writeStatusCounts(ctx, stdout, b.Repo, counts)
+}
+
+// countStatuses counts analyses by status.
+func countStatuses(list []pipeline.StepProgress) map[pipeline.WorkflowStatus]int {
+	counts := map[pipeline.WorkflowStatus]int{}
+	for _, p := range list {
+		counts[p.Status]++
+	}
+	return counts
+}
+
+// writeStatusCounts is the line under the unfinished analyses: running and
+// pending apart from those parked on a review, which wait for a person
+// rather than for docpipe, with the overdue reviews (one range query).
+func writeStatusCounts(ctx context.Context, w io.Writer, repo *pipeline.Repository, counts map[pipeline.WorkflowStatus]int) error {
+	fmt.Fprintf(w, "\n%d in progress, %d pending, %d waiting for review",
+		counts[pipeline.WorkflowInProgress], counts[pipeline.WorkflowPending], counts[pipeline.WorkflowWaitingReview])
+	if counts[pipeline.WorkflowWaitingReview] == 0 {
+		_, err := fmt.Fprintln(w)
+		return err
+	}
+	overdue, err := repo.ListOverdueReviews(ctx, time.Now())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, " (%d overdue): docpipe review list\n", len(overdue))
+	return err
 }
 
 // workflowDetail is `status WORKFLOW --json`.
