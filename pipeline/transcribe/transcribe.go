@@ -57,7 +57,7 @@ type Result struct {
 // Unavailable is an Engine that never runs; Reason says why.
 type Unavailable struct{ Reason string }
 
-func (u Unavailable) Name() string                             { return "none" }
+func (u Unavailable) Name() string                            { return "none" }
 func (u Unavailable) Available(extract.Format) (bool, string) { return false, u.Reason }
 func (u Unavailable) Transcribe(context.Context, Job) ([]Result, error) {
 	return nil, &UnavailableError{Reason: u.Reason}
