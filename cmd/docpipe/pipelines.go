@@ -195,7 +195,7 @@ func printPipeline(w io.Writer, v pipeline.PipelineVersion) error {
 	fmt.Fprintln(tw, "STAGE\tSCOPE\tNEEDS\tRUN\tWHEN\tTIMEOUT\tRETRY")
 	for _, st := range v.Definition.Stages {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%ds\t%s\n", st.Name, st.Scope, orDash(strings.Join(st.Needs, ",")),
-			runText(st.Run), whenText(st.When), st.TimeoutSeconds, retryText(st))
+			st.Run, st.When, st.TimeoutSeconds, st.RetryText())
 	}
 	return tw.Flush()
 }
@@ -205,45 +205,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func runText(r pipeline.RunSpec) string {
-	switch r.Kind() {
-	case pipeline.RunBuiltin:
-		return "builtin " + r.Builtin
-	case pipeline.RunCommand:
-		return "command " + strings.Join(r.Command, " ")
-	case pipeline.RunHTTP:
-		return "http " + r.HTTP
-	case pipeline.RunLambda:
-		return "lambda " + r.Lambda
-	}
-	return "-"
-}
-
-func whenText(w *pipeline.When) string {
-	if w == nil {
-		return "-"
-	}
-	var parts []string
-	if len(w.Format) > 0 {
-		parts = append(parts, "format="+strings.Join(w.Format, ","))
-	}
-	if len(w.Language) > 0 {
-		parts = append(parts, "language="+strings.Join(w.Language, ","))
-	}
-	if p := w.Pages; p != nil {
-		parts = append(parts, fmt.Sprintf("pages=%d..%s", p.Min, orDash(strconv.Itoa(p.Max))))
-	}
-	return orDash(strings.Join(parts, " "))
-}
-
-func retryText(st pipeline.Stage) string {
-	if !st.Retryable || st.Retry.MaxAttempts == 0 {
-		return "none"
-	}
-	r := st.Retry
-	return fmt.Sprintf("%dx %ds*%g max %ds", r.MaxAttempts, r.IntervalSeconds, r.BackoffRate, r.MaxDelaySeconds)
 }
 
 func newPipelineHistoryCmd(a *app) *cobra.Command {

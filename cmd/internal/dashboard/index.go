@@ -149,16 +149,30 @@ func queryUpTo(ctx context.Context, t table.Table, q table.Query, limit int, kee
 // projectPage returns up to limit analyses of a project, newest first,
 // after the cursor.
 func projectPage(ctx context.Context, t table.Table, projectID, cursor string, limit int) ([]pipeline.Workflow, string, error) {
+	q := table.Query{PK: pipeline.ProjectKey(projectID).PK}
+	return workflowPage(ctx, t, q, table.AttrSK, cursor, limit)
+}
+
+// pipelinePage returns up to limit analyses that run a pipeline (any
+// version), newest first, after the cursor: the workflows' GSI2 partition.
+func pipelinePage(ctx context.Context, t table.Table, name, cursor string, limit int) ([]pipeline.Workflow, string, error) {
+	q := table.Query{Index: table.IndexGSI2, PK: pipeline.PipelineIndexPK(name)}
+	return workflowPage(ctx, t, q, table.AttrGSI2SK, cursor, limit)
+}
+
+// workflowPage reads the workflow items of q's partition, whose sort key
+// (skAttr) is WORKFLOW#<time-ordered id>, newest first, below the cursor.
+func workflowPage(ctx context.Context, t table.Table, q table.Query, skAttr, cursor string, limit int) ([]pipeline.Workflow, string, error) {
 	after, err := decodeCursor(cursor, pipeline.PrefixWorkflow)
 	if err != nil {
 		return nil, "", err
 	}
-	q := table.Query{PK: pipeline.ProjectKey(projectID).PK, SKPrefix: pipeline.PrefixWorkflow, Reverse: true, Limit: limit + 1}
+	q.SKPrefix, q.Reverse, q.Limit = pipeline.PrefixWorkflow, true, limit+1
 	if after != "" {
 		q.SKPrefix, q.SKFrom, q.SKTo = "", pipeline.PrefixWorkflow, after
 	}
 	items, err := queryUpTo(ctx, t, q, limit+1, func(it table.Item) bool {
-		return after == "" || sortKey(it, table.AttrSK) < after
+		return after == "" || sortKey(it, skAttr) < after
 	})
 	if err != nil {
 		return nil, "", err
@@ -166,7 +180,7 @@ func projectPage(ctx context.Context, t table.Table, projectID, cursor string, l
 	next := ""
 	if len(items) > limit {
 		items = items[:limit]
-		next = encodeCursor(sortKey(items[limit-1], table.AttrSK))
+		next = encodeCursor(sortKey(items[limit-1], skAttr))
 	}
 	out, err := decodeItems[pipeline.Workflow](items)
 	return out, next, err

@@ -17,6 +17,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steps"
 )
 
 // Starter turns uploads into analyses and re-runs failed ones. The local
@@ -52,6 +53,12 @@ type Options struct {
 	// (0: one second), whatever the number of browsers.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// ReviewCallback answers the Step Functions task a decided review
+	// holds the token of (nil on the embedded engine).
+	ReviewCallback steps.TaskCallback
+	// OnReviewDecided, when set, hears of each decision made here: the
+	// local engine resumes the parked workflow.
+	OnReviewDecided func(pipeline.Review)
 }
 
 // Server serves the dashboard.
@@ -102,7 +109,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /projects", s.projectsPage)
 	mux.HandleFunc("GET /analyses/{id}", s.analysisPage)
 	mux.HandleFunc("GET /analyses/{id}/graph.svg", s.graphSVG)
+	mux.HandleFunc("GET /pipelines", s.pipelinesPage)
+	mux.HandleFunc("GET /pipelines/{name}", s.pipelinePage)
 	mux.HandleFunc("GET /upload", s.uploadPage)
+	mux.HandleFunc("GET /reviews", s.reviewsPage)
 
 	mux.HandleFunc("GET /api/analyses", s.apiList)
 	mux.HandleFunc("GET /api/analyses/{id}", s.apiAnalysis)
@@ -110,9 +120,15 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/analyses/{id}/segments/{index}", s.apiSegment)
 	mux.HandleFunc("GET /api/analyses/{id}/segments/{index}/image", s.apiSegmentImage)
 	mux.HandleFunc("GET /api/analyses/{id}/summary", s.apiSummary)
+	mux.HandleFunc("GET /api/pipelines", s.apiPipelines)
+	mux.HandleFunc("GET /api/pipelines/{name}", s.apiPipeline)
+	mux.HandleFunc("GET /api/pipelines/{name}/versions/{version}", s.apiPipelineVersion)
+	mux.HandleFunc("GET /api/pipelines/{name}/analyses", s.apiPipelineAnalyses)
 	mux.HandleFunc("POST /api/uploads", s.apiUpload)
 	mux.HandleFunc("POST /api/analyses/{id}/rerun", s.apiRerun)
 	mux.HandleFunc("GET /api/events", s.apiEvents)
+	mux.HandleFunc("GET /api/reviews", s.apiReviews)
+	mux.HandleFunc("POST /api/reviews/{id}/{action}", s.apiReviewAction)
 	// Unknown API routes answer in JSON too; a known route asked with the
 	// wrong method gets 405 and the methods it allows.
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,71 @@
+package pipeline
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// One-line texts of a stage's settings, as `docpipe pipeline show` and the
+// dashboard's pipelines page print them; "-" stands for not set.
+
+// String is how the stage runs: "builtin ocr", "command python3 redact.py",
+// "http URL", "lambda NAME", "review alice,bob" or "review group G".
+func (r RunSpec) String() string {
+	switch r.Kind() {
+	case RunBuiltin:
+		return "builtin " + r.Builtin
+	case RunCommand:
+		return "command " + strings.Join(r.Command, " ")
+	case RunHTTP:
+		return "http " + r.HTTP
+	case RunLambda:
+		return "lambda " + r.Lambda
+	case RunReview:
+		if r.Review.Group != "" {
+			return "review group " + r.Review.Group
+		}
+		return "review " + orDash(strings.Join(r.Review.Assign, ","))
+	}
+	return "-"
+}
+
+// String lists the conditions of a When: "format=pdf language=de,en
+// pages=2..10"; a nil When is "-".
+func (w *When) String() string {
+	if w == nil {
+		return "-"
+	}
+	var parts []string
+	if len(w.Format) > 0 {
+		parts = append(parts, "format="+strings.Join(w.Format, ","))
+	}
+	if len(w.Language) > 0 {
+		parts = append(parts, "language="+strings.Join(w.Language, ","))
+	}
+	if p := w.Pages; p != nil {
+		hi := "-"
+		if p.Max > 0 {
+			hi = strconv.Itoa(p.Max)
+		}
+		parts = append(parts, fmt.Sprintf("pages=%d..%s", p.Min, hi))
+	}
+	return orDash(strings.Join(parts, " "))
+}
+
+// RetryText is the stage's transient-failure policy: "4x 1s*2 max 30s",
+// or "none" when it is not retried.
+func (s Stage) RetryText() string {
+	if !s.Retryable || s.Retry.MaxAttempts == 0 {
+		return "none"
+	}
+	r := s.Retry
+	return fmt.Sprintf("%dx %ds*%g max %ds", r.MaxAttempts, r.IntervalSeconds, r.BackoffRate, r.MaxDelaySeconds)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
