@@ -1,6 +1,10 @@
 package pipeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline/extract"
+)
 
 // WorkflowStatus is the lifecycle of one document's analysis.
 type WorkflowStatus string
@@ -143,13 +147,16 @@ type Segment struct {
 	Source     string        `json:"source,omitempty"` // "text", "ocr"
 	TextKey    string        `json:"text_key"`
 	// ImageKey is the page rendered as PNG (--page-images), "" when none.
-	ImageKey  string   `json:"image_key,omitempty"`
-	ResultKey string   `json:"result_key,omitempty"`
-	Chars     int      `json:"chars"`
-	Language  string   `json:"language,omitempty"`
-	Keywords  []string `json:"keywords,omitempty"` // top few only
-	Error     string   `json:"error,omitempty"`
-	UpdatedAt string   `json:"updated_at,omitempty"`
+	ImageKey string `json:"image_key,omitempty"`
+	// Span is the stretch of an audio document the segment transcribes,
+	// nil for text.
+	Span      *extract.Span `json:"span,omitempty"`
+	ResultKey string        `json:"result_key,omitempty"`
+	Chars     int           `json:"chars"`
+	Language  string        `json:"language,omitempty"`
+	Keywords  []string      `json:"keywords,omitempty"` // top few only
+	Error     string        `json:"error,omitempty"`
+	UpdatedAt string        `json:"updated_at,omitempty"`
 }
 
 // Transition is one audit record of a step status change.

@@ -34,6 +34,11 @@ type unitInfo struct {
 	SkipReason string `json:"skip_reason,omitempty"` // OCR unavailable
 	OCRError   string `json:"ocr_error,omitempty"`   // OCR ran and failed
 	ImageKey   string `json:"image_key,omitempty"`   // the page rendered as PNG
+	// Audio is the span a transcribed unit covers; its text comes from
+	// the transcription in the ocr step (SkipReason when no recogniser).
+	Audio           *extract.Span `json:"audio,omitempty"`
+	TranscriptDone  bool          `json:"transcript_done,omitempty"`
+	TranscriptError string        `json:"transcript_error,omitempty"` // recognition ran and failed
 }
 
 func (h *handlers) putJSON(ctx context.Context, key string, v any) error {

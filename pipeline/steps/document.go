@@ -13,6 +13,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/audio"
 	"github.com/docpipe/docpipe/pipeline/sniff"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -90,8 +91,8 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *w
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.parallelism() * 4) // blob writes wait on I/O, not CPU
 	for i, u := range units {
-		infos[i] = unitInfo{Index: i + 1, Kind: u.Kind, Chars: len(u.Text), NeedsOCR: u.NeedsOCR}
-		if u.NeedsOCR {
+		infos[i] = unitInfo{Index: i + 1, Kind: u.Kind, Chars: len(u.Text), NeedsOCR: u.NeedsOCR, Audio: u.Audio}
+		if u.NeedsOCR || u.Audio != nil {
 			continue
 		}
 		text := u.Text
@@ -147,6 +148,8 @@ func (h *handlers) extract(ctx context.Context, prep prepInfo, path string) ([]e
 		return h.PDF.Extract(ctx, path, limits)
 	case prep.Format.IsImage():
 		return []extract.Unit{{Index: 1, Kind: "page", NeedsOCR: true}}, nil
+	case prep.Format.IsAudio():
+		return audio.Units(ctx, path, prep.Format, h.AudioSpan)
 	}
 	return extractFlowing(ctx, prep, path, limits)
 }
@@ -165,6 +168,9 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput, _ *workflowPi
 		}
 	}
 	if len(todo) == 0 {
+		if slices.ContainsFunc(units, func(u unitInfo) bool { return u.Audio != nil }) {
+			return h.transcribeSpans(ctx, in, units)
+		}
 		return outcome{message: "no pages need OCR"}, nil
 	}
 	reason := "OCR engine not configured"
@@ -219,6 +225,13 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput, pi
 			s.Error = u.SkipReason // why the page has no text, if it has none
 			if u.OCRError != "" {
 				s.Error = u.OCRError
+			}
+		}
+		if u.Audio != nil {
+			s.Source, s.Span = "audio", u.Audio
+			s.Error = u.SkipReason
+			if u.TranscriptError != "" {
+				s.Error = u.TranscriptError
 			}
 		}
 		segs[i] = s

@@ -26,6 +26,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/stagerun"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/pipeline/table"
+	"github.com/docpipe/docpipe/pipeline/transcribe"
 )
 
 // Deps is what the handlers need. cmd/* choose the drivers behind it.
@@ -37,6 +38,11 @@ type Deps struct {
 	Pipelines pipeline.Pipelines
 	PDF       extract.PDFExtractor
 	OCR       ocr.Engine // nil: OCR is unavailable and image pages are skipped
+	// Transcriber turns audio spans into text; nil: audio segments are
+	// skipped with the reason.
+	Transcriber transcribe.Engine
+	// AudioSpan is how much audio one segment holds (0: 30 s).
+	AudioSpan time.Duration
 	// PageImages, when "png", renders every PDF page to a PNG stored beside
 	// its segment (and OCR reads that image).
 	PageImages string

@@ -12,6 +12,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/steperr"
+	"github.com/docpipe/docpipe/pipeline/transcribe"
 )
 
 // stageLine is one segment's line in a user segment stage's batch blob
@@ -145,6 +146,13 @@ func (h *handlers) readSegment(ctx context.Context, s pipeline.Segment, v segmen
 			return "", pipeline.SegmentSkipped, "page has no text layer and no OCR text", nil
 		}
 		return "", pipeline.SegmentSkipped, s.Error, nil
+	case errors.Is(err, blob.ErrNotFound) && s.Source == "audio" && strings.HasPrefix(s.Error, transcribe.FailedPrefix):
+		return "", pipeline.SegmentFailed, s.Error, nil
+	case errors.Is(err, blob.ErrNotFound) && s.Source == "audio":
+		if s.Error == "" {
+			return "", pipeline.SegmentSkipped, "no transcript", nil
+		}
+		return "", pipeline.SegmentSkipped, s.Error, nil
 	case errors.Is(err, blob.ErrNotFound):
 		return "", pipeline.SegmentFailed, "segment text is missing from the blob store", nil
 	case isTooBig(err):
@@ -196,7 +204,7 @@ func (h *handlers) finishOpenSegments(ctx context.Context, in pipeline.StepInput
 			continue
 		}
 		to, reason := pipeline.SegmentDone, ""
-		if _, replaced := v.text[s.Index]; !replaced && (s.Source == "ocr" || v.failed[s.Index] != "") {
+		if _, replaced := v.text[s.Index]; !replaced && (s.Source == "ocr" || s.Source == "audio" || v.failed[s.Index] != "") {
 			_, st, why, err := h.readSegment(ctx, s, v)
 			if err != nil {
 				return 0, err

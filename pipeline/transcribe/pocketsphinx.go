@@ -111,7 +111,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, job Job) ([]Result, error
 		// The file cannot be decoded: every span fails with the reason.
 		out := make([]Result, len(job.Spans))
 		for i := range out {
-			out[i].Err = err.Error()
+			out[i].Err = FailedPrefix + ": " + err.Error()
 		}
 		return out, nil
 	}
@@ -130,7 +130,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, job Job) ([]Result, error
 			case gctx.Err() != nil:
 				return gctx.Err()
 			case err != nil:
-				out[i].Err = "transcription failed: " + err.Error()
+				out[i].Err = FailedPrefix + ": " + err.Error()
 				return nil
 			}
 			for k := range words {

@@ -38,6 +38,9 @@ type Job struct {
 	Parallelism int
 }
 
+// FailedPrefix starts the reason of a span the recogniser could not read.
+const FailedPrefix = "transcription failed"
+
 // Word is one recognised word and when it was said, from the start of the
 // file.
 type Word struct {

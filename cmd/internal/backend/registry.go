@@ -12,6 +12,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/ocr"
 	"github.com/docpipe/docpipe/pipeline/stagerun"
 	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/transcribe"
 )
 
 // StepOptions choose the step handlers' backends and bounds.
@@ -35,6 +36,9 @@ type StepOptions struct {
 	PipelineDir string
 	// Lambda invokes users' Lambda stages (nil: none can run).
 	Lambda stagerun.LambdaInvoker
+	// Transcriber turns audio into text; nil: pocketsphinx on this
+	// machine (skipped with the reason when it is not installed).
+	Transcriber transcribe.Engine
 }
 
 // Registry builds the step handlers over b: every builtin, the generic
@@ -62,12 +66,16 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 		}
 		pipelines = pipelineDir{src: pipelines, root: dir}
 	}
+	if o.Transcriber == nil {
+		o.Transcriber = transcribe.NewPocketsphinx()
+	}
 	steps.Register(reg, steps.Deps{
 		Repo:        b.Repo,
 		Blobs:       b.Blobs,
 		Pipelines:   pipelines,
 		PDF:         pdf,
 		OCR:         ocr.NewTesseract(),
+		Transcriber: o.Transcriber,
 		PageImages:  o.PageImages,
 		Limits:      o.Limits,
 		TempDir:     b.TempDir(),
