@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -39,7 +40,15 @@ var IngestionStages = []string{StepSegmentPrep, StepFormatParser, StepOCR, StepS
 var Builtins = []string{
 	StepSegmentPrep, StepFormatParser, StepOCR, StepSegmentBuilder,
 	StepSegmentAnalyzer, StepGraphBuilder, StepDocumentSummarizer,
+	BuiltinBedrockAnalyzer, BuiltinOpenAIAnalyzer,
 }
+
+// AI analysis builtins: run at segment or document scope, configured by
+// the stage's settings (package ai reads them).
+const (
+	BuiltinBedrockAnalyzer = "bedrock_analyzer"
+	BuiltinOpenAIAnalyzer  = "openai_analyzer"
+)
 
 // Bookkeeping steps that are tasks in the state machine but not stages of
 // the analysis: finalize decides the outcome from the segment counters;
@@ -203,6 +212,9 @@ type Stage struct {
 	Retry     RetryPolicy `json:"retry"`
 	// TimeoutSeconds bounds one invocation.
 	TimeoutSeconds int `json:"timeout_seconds"`
+	// Settings configure a builtin that takes them (a model, its region,
+	// the answer's schema); which keys it takes is the builtin's business.
+	Settings map[string]any `json:"settings,omitempty"`
 }
 
 // Definition is the whole pipeline as data. The state machine is generated
@@ -261,6 +273,7 @@ func (d Definition) Clone() Definition {
 	for i, s := range d.Stages {
 		s.Needs = slices.Clone(s.Needs)
 		s.Run.Command = slices.Clone(s.Run.Command)
+		s.Settings = maps.Clone(s.Settings) // values are replaced, never changed in place
 		if s.Run.Review != nil {
 			rv := *s.Run.Review
 			rv.Assign = slices.Clone(rv.Assign)

@@ -148,7 +148,7 @@ type declaredStage struct {
 	lines map[string]int
 }
 
-var stageKeys = "name, label, scope, needs, run, timeout, retry, when"
+var stageKeys = "name, label, scope, needs, run, timeout, retry, when, settings"
 
 func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredStage, bool) {
 	if n.Kind != yaml.MappingNode {
@@ -194,6 +194,8 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 			d.retry(v, name, &st.Retry, ds.lines)
 		case "when":
 			st.When = d.when(v, name)
+		case "settings":
+			st.Settings = d.settings(v, name, ds.lines)
 		default:
 			return false
 		}
@@ -213,6 +215,23 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 	}
 	ds.stage = st
 	return ds, true
+}
+
+// settings reads a stage's settings as plain data, recording each key's
+// line as "settings.KEY"; what the keys mean, the builtin checks.
+func (d *decoder) settings(n *yaml.Node, stage string, lines map[string]int) map[string]any {
+	if n.Kind != yaml.MappingNode {
+		d.add(n.Line, stage, "settings must be a mapping, got %s", kind(n))
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		lines["settings."+n.Content[i].Value] = n.Content[i].Line
+	}
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		d.add(n.Line, stage, "settings: %v", err)
+	}
+	return m
 }
 
 func (d *decoder) run(n *yaml.Node, stage string) pipeline.RunSpec {

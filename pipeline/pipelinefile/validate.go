@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/extract"
 )
 
@@ -168,6 +169,9 @@ func (v *validator) run(i int, st pipeline.Stage) {
 		v.at(i, "run", "run sets %s; set exactly one", joinKinds(kinds))
 		return
 	}
+	if len(st.Settings) > 0 && !(r.Kind() == pipeline.RunBuiltin && slices.Contains(ai.Builtins, r.Builtin)) {
+		v.at(i, "settings", "settings are for the builtins that take them (%s)", strings.Join(ai.Builtins, ", "))
+	}
 	switch r.Kind() {
 	case pipeline.RunBuiltin:
 		switch {
@@ -175,6 +179,15 @@ func (v *validator) run(i int, st pipeline.Stage) {
 			v.at(i, "run", "unknown builtin %q (want one of %s)", r.Builtin, strings.Join(pipeline.Builtins, ", "))
 		case slices.Contains(pipeline.IngestionStages, r.Builtin) && r.Builtin != st.Name:
 			v.at(i, "run", "builtin %q is an ingestion stage and runs only as the stage of that name", r.Builtin)
+		case slices.Contains(ai.Builtins, r.Builtin):
+			_, probs := ai.ParseSettings(r.Builtin, st.Settings)
+			for _, p := range probs {
+				field := "settings"
+				if p.Key != "" {
+					field = "settings." + p.Key
+				}
+				v.at(i, field, "%s", p.Msg)
+			}
 		case (r.Builtin == pipeline.StepSegmentAnalyzer) != (st.Scope == pipeline.ScopeSegment):
 			v.at(i, "run", "builtin %q runs at %s scope", r.Builtin, builtinScope(r.Builtin))
 		}

@@ -43,7 +43,7 @@ func TestRules(t *testing.T) {
 		{"unknown builtin", `
   - name: a
     run: {builtin: magic}`, TargetEmbedded,
-			`p.yaml:4: stage "a": unknown builtin "magic" (want one of segment_prep, format_parser, ocr, segment_builder, segment_analyzer, graph_builder, document_summarizer)`},
+			`p.yaml:4: stage "a": unknown builtin "magic" (want one of segment_prep, format_parser, ocr, segment_builder, segment_analyzer, graph_builder, document_summarizer, bedrock_analyzer, openai_analyzer)`},
 		{"ingestion builtin elsewhere", `
   - name: a
     run: {builtin: ocr}`, TargetEmbedded,
@@ -57,7 +57,7 @@ func TestRules(t *testing.T) {
   - name: a
     run: {builtin: graph_builder}
     timout: 60s`, TargetEmbedded,
-			`p.yaml:5: stage "a": unknown key "timout" (want one of name, label, scope, needs, run, timeout, retry, when)`},
+			`p.yaml:5: stage "a": unknown key "timout" (want one of name, label, scope, needs, run, timeout, retry, when, settings)`},
 		{"unknown top-level key", `
   - name: a
     run: {builtin: graph_builder}
