@@ -51,7 +51,8 @@ type IngestRequest struct {
 	Pipeline        string
 	PipelineVersion int
 	// Reuse makes a file whose content the project already holds map onto
-	// that document's newest workflow instead of starting a new analysis.
+	// that document's newest workflow on the same pipeline version instead
+	// of starting a new analysis.
 	Reuse bool
 }
 
@@ -105,7 +106,7 @@ func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registrati
 	// ends up owning it.
 	dropCopy := func() { _ = ig.Blobs.Delete(context.WithoutCancel(ctx), key) }
 	if req.Reuse {
-		if reg, ok, err := ig.sameContent(ctx, req.ProjectID, sum); err != nil || ok {
+		if reg, ok, err := ig.sameContent(ctx, req, sum); err != nil || ok {
 			dropCopy() // the bytes are already stored under the earlier document
 			return reg, err
 		}
@@ -198,25 +199,28 @@ func (ig *Ingester) existingWorkflow(ctx context.Context, workflowID string) (Re
 	return Registration{Workflow: wf, Document: doc, Existing: true}, true, nil
 }
 
-// sameContent finds the newest workflow of a document of this project with
-// the same bytes.
-func (ig *Ingester) sameContent(ctx context.Context, projectID, sum string) (Registration, bool, error) {
+// sameContent finds the newest workflow on the requested pipeline version
+// of a document of this project with the same bytes.
+func (ig *Ingester) sameContent(ctx context.Context, req IngestRequest, sum string) (Registration, bool, error) {
 	docs, err := ig.Repo.DocumentsByContent(ctx, sum)
 	if err != nil {
 		return Registration{}, false, err
 	}
 	for _, d := range docs {
-		if d.ProjectID != projectID {
+		if d.ProjectID != req.ProjectID {
 			continue
 		}
 		wfs, err := ig.Repo.ListDocumentWorkflows(ctx, d.ID)
 		if err != nil {
 			return Registration{}, false, err
 		}
-		if len(wfs) == 0 {
-			continue
+		// Only an analysis by the same pipeline version is the same
+		// analysis: another pipeline's results are not what was asked for.
+		for _, wf := range wfs {
+			if wf.Pipeline == req.Pipeline && wf.PipelineVersion == req.PipelineVersion {
+				return Registration{Workflow: wf, Document: d, Existing: true}, true, nil
+			}
 		}
-		return Registration{Workflow: wfs[0], Document: d, Existing: true}, true, nil
 	}
 	return Registration{}, false, nil
 }

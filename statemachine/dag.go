@@ -213,6 +213,22 @@ func discardOutput(st asl.State) {
 	}
 }
 
+// maxBatchTaskSeconds caps the timeout of a batch task of a user's stage.
+const maxBatchTaskSeconds = 24 * 60 * 60
+
+// taskTimeout is the TimeoutSeconds of a stage's task. A user's segment
+// stage runs once per segment, each run bounded by the stage's timeout
+// (stagerun enforces it), so its batch task may take that long for every
+// segment of a full batch, run one after another; builtins' timeouts
+// already bound a whole batch.
+func (g generator) taskTimeout(st pipeline.Stage, inBatch bool) int {
+	t := st.TimeoutSeconds
+	if !inBatch || t <= 0 || st.Run.Kind() == pipeline.RunBuiltin {
+		return t
+	}
+	return min(t*max(1, g.def.BatchSize), maxBatchTaskSeconds)
+}
+
 // stageBlock is one stage's task, behind a Choice when it has a `when`.
 // Inside a Parallel branch or a batch the enclosing Parallel or Map catches
 // failures (enclosed), so only top-level tasks carry their own Catch.
@@ -221,7 +237,7 @@ func (g generator) stageBlock(st pipeline.Stage, inBatch, enclosed bool) block {
 	if inBatch {
 		payload.Fields = append(payload.Fields, asl.DynamicField("batch", "$.batch"))
 	}
-	t := g.task(st.Name, payload, st.Retry, st.Retryable, st.TimeoutSeconds)
+	t := g.task(st.Name, payload, st.Retry, st.Retryable, g.taskTimeout(st, inBatch))
 	if st.Run.Kind() == pipeline.RunReview {
 		g.awaitReview(t, payload)
 	}

@@ -167,6 +167,15 @@ func TestREADMECommandLinesWork(t *testing.T) {
 	if len(results) == 0 {
 		t.Fatal("no results")
 	}
+	// WORKFLOW ran the redact sample, so that `show --stage redact` has
+	// a stage of the user's to show.
+	if _, err := cli(t, "pipeline", "apply", "--home", home, filepath.Join("..", "..", "samples", "pipelines", "redact", "pipeline.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = cli(t, "run", "--home", home, "--json", "--progress", "none", "--pipeline", "redact", filepath.Join(docs, "letter.txt")); err != nil {
+		t.Fatal(err)
+	}
+	results = decodeLines[docResult](t, out)
 	values := map[string]string{
 		"WORKFLOW":    results[0].WorkflowID,
 		"FILE":        filepath.Join(docs, "notes.md"),

@@ -28,10 +28,13 @@ func newShowCmd(a *app) *cobra.Command {
 --text prints the document's text in segment order, --summary the summary,
 --graph the keyword/entity graph, --images where each page's image is (run
 with --page-images png), --json everything (segments, summary, graph) as one
-object.`,
+object. --stage NAME prints what a stage of your own pipeline answered: a
+document stage's JSON, or for a segment stage one JSON line per segment
+({"index": N, "output": ...}, or "error" where it failed), in order.`,
 		Example: `  docpipe show WORKFLOW
   docpipe show WORKFLOW --text > document.txt
   docpipe show WORKFLOW --graph | jq '.nodes | length'
+  docpipe show --stage redact WORKFLOW | jq -r .output.text
   docpipe show --table T --bucket B WORKFLOW --json`,
 		Args: exactArgs(1, "one WORKFLOW"),
 	}
@@ -40,13 +43,17 @@ object.`,
 	cmd.Flags().BoolVar(&o.summary, "summary", false, "print the document summary")
 	cmd.Flags().BoolVar(&o.graph, "graph", false, "print the keyword/entity graph (JSON)")
 	cmd.Flags().BoolVar(&o.images, "images", false, "print each segment's page image (file:// or s3:// URI)")
+	cmd.Flags().StringVar(&o.stage, "stage", "", "print the output of the pipeline's stage `NAME`")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return show(cmd.Context(), a, args[0], o)
 	}
 	return cmd
 }
 
-type showOptions struct{ text, summary, graph, images bool }
+type showOptions struct {
+	text, summary, graph, images bool
+	stage                        string
+}
 
 func show(ctx context.Context, a *app, id string, o showOptions) error {
 	stdout := a.stdout
@@ -61,6 +68,8 @@ func show(ctx context.Context, a *app, id string, o showOptions) error {
 	}
 	ref := pipeline.WorkflowRef{ProjectID: d.Workflow.ProjectID, DocumentID: d.Workflow.DocumentID, WorkflowID: d.Workflow.ID}
 	switch {
+	case o.stage != "":
+		return printStageOutput(ctx, b.Repo, b.Blobs, d, o.stage, stdout)
 	case o.text:
 		return printText(ctx, b.Repo, b.Blobs, ref, stdout)
 	case o.images:

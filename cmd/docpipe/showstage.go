@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+)
+
+// stageOutputLine is one segment's entry in a segment stage's output, as
+// the step runtime writes it and `show --stage` prints it.
+type stageOutputLine struct {
+	Index  int             `json:"index"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// printStageOutput prints what a user's stage answered for a workflow: a
+// document stage's JSON, or one JSON line per segment, by index, for a
+// segment stage.
+func printStageOutput(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, d workflowDetail, name string, w io.Writer) error {
+	wf := d.Workflow
+	def, err := repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	if err != nil {
+		return fmt.Errorf("workflow %s: %w", wf.ID, err)
+	}
+	version := pipeline.PipelineKey(wf.Pipeline, wf.PipelineVersion)
+	st, ok := def.Stage(name)
+	if !ok {
+		var names []string
+		for _, s := range def.Stages {
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("pipeline %s has no stage %q; its stages: %s", version, name, strings.Join(names, ", "))
+	}
+	if st.Run.Kind() == pipeline.RunBuiltin {
+		return fmt.Errorf("%s is the built-in %s, whose results --text, --summary, --graph and --json show", name, st.Run.Builtin)
+	}
+	ref := pipeline.WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}
+	if st.Scope == pipeline.ScopeDocument {
+		raw, err := blob.GetBytes(ctx, blobs, pipeline.StageOutputBlobKey(ref, name), maxResultBytes)
+		if err != nil {
+			return noStageOutput(err, name, d)
+		}
+		return writeJSON(w, json.RawMessage(raw))
+	}
+	dir := strings.TrimSuffix(pipeline.StageOutputBlobKey(ref, name), "output.json")
+	infos, err := blobs.List(ctx, dir+"batch-")
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 {
+		return noStageOutput(blob.ErrNotFound, name, d)
+	}
+	var lines []stageOutputLine
+	for _, info := range infos {
+		raw, err := blob.GetBytes(ctx, blobs, info.Key, maxResultBytes)
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(nil, maxResultBytes)
+		for sc.Scan() {
+			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+				continue
+			}
+			var l stageOutputLine
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				return fmt.Errorf("corrupt %s: %w", info.Key, err)
+			}
+			lines = append(lines, l)
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("read %s: %w", info.Key, err)
+		}
+	}
+	slices.SortStableFunc(lines, func(a, b stageOutputLine) int { return a.Index - b.Index })
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noStageOutput explains a stage output that is not there: the stage was
+// skipped, failed, or has not run.
+func noStageOutput(err error, name string, d workflowDetail) error {
+	if !errors.Is(err, blob.ErrNotFound) {
+		return err
+	}
+	s, ok := d.Progress.Steps[name]
+	switch {
+	case !ok || s.Status == pipeline.StepPending:
+		return fmt.Errorf("stage %s has not run yet", name)
+	case s.Error != "":
+		return fmt.Errorf("stage %s has no output: %s (%s)", name, s.Status, s.Error)
+	default:
+		return fmt.Errorf("stage %s has no output (%s)", name, s.Status)
+	}
+}
