@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// smallDocuments is how many one-page files BenchmarkSmallDocuments runs.
+const smallDocuments = 1000
+
+// BenchmarkSmallDocuments runs `docpipe run` as a child process on a folder
+// of 1,000 one-page text files, each with different content, and reports
+// documents per second end to end: here the per-document costs (state
+// transitions, table transactions, engine start of each execution) weigh
+// more than extraction does.
+func BenchmarkSmallDocuments(b *testing.B) {
+	bin := docpipeBinary(b)
+	dir := b.TempDir()
+	if err := writeSmallDocuments(dir, smallDocuments); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("process", func(b *testing.B) {
+		var wall time.Duration
+		var rss int64
+		for i := 0; i < b.N; i++ {
+			home := b.TempDir()
+			start := time.Now()
+			cmd := exec.Command(bin, "run", "--home", home, "--progress", "none", dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v\n%s", err, out)
+			}
+			wall += time.Since(start)
+			rss = max(rss, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)
+		}
+		secs := wall.Seconds() / float64(b.N)
+		b.ReportMetric(secs, "wall-s")
+		b.ReportMetric(smallDocuments/secs, "docs/s")
+		b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+	})
+	// The same run inside the test process, so that -cpuprofile and
+	// -memprofile see it.
+	b.Run("in-process", func(b *testing.B) {
+		var wall time.Duration
+		for i := 0; i < b.N; i++ {
+			home := b.TempDir()
+			var stdout, stderr bytes.Buffer
+			start := time.Now()
+			if err := run(context.Background(), []string{"run", "--home", home, "--progress", "none", dir}, &stdout, &stderr); err != nil {
+				b.Fatalf("%v\n%s", err, stderr.String())
+			}
+			wall += time.Since(start)
+		}
+		secs := wall.Seconds() / float64(b.N)
+		b.ReportMetric(secs, "wall-s")
+		b.ReportMetric(smallDocuments/secs, "docs/s")
+	})
+}
+
+// writeSmallDocuments writes n distinct one-page plain-text letters to dir.
+func writeSmallDocuments(dir string, n int) error {
+	const para = "The committee met on Tuesday in Hamburg to review the quarterly report of Northwind Traders. " +
+		"Revenue grew in every region, while shipping costs from Rotterdam rose sharply after the new tariffs. " +
+		"Maria Keller proposed moving the archive to the Berlin office before the end of the year.\n\n"
+	for i := range n {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "Letter %d\n\nDear reader number %d,\n\n", i, i)
+		for range 6 {
+			sb.WriteString(para)
+		}
+		fmt.Fprintf(&sb, "Reference %08d. Kind regards,\nThe secretariat\n", i*7919)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("letter-%04d.txt", i)), []byte(sb.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
