@@ -67,26 +67,35 @@ func (r *Repository) NewProgressRecorder(workflowID, step string, total int, uni
 func (p *ProgressRecorder) Add(ctx context.Context, n int) {
 	p.mu.Lock()
 	p.done += n
-	now := p.repo.now()
-	due := p.last.IsZero() || now.Sub(p.last) >= ProgressInterval
-	if due {
-		p.last = now
-	}
-	done := p.done
-	p.mu.Unlock()
-	if due {
-		p.write(ctx, done)
-	}
+	p.flushLocked(ctx, false)
+}
+
+// Set replaces the count and the total, for a step that learns both from
+// someone else (a command reporting its own progress), under the same
+// bound on writes as Add.
+func (p *ProgressRecorder) Set(ctx context.Context, done, total int) {
+	p.mu.Lock()
+	p.done, p.total = done, total
+	p.flushLocked(ctx, false)
 }
 
 // Finish records the final count.
 func (p *ProgressRecorder) Finish(ctx context.Context) {
 	p.mu.Lock()
-	done := p.done
-	p.mu.Unlock()
-	p.write(ctx, done)
+	p.flushLocked(ctx, true)
 }
 
-func (p *ProgressRecorder) write(ctx context.Context, done int) {
-	_, _ = p.repo.RecordStepProgress(ctx, p.workflow, p.step, StepRunProgress{Done: done, Total: p.total, Unit: p.unit})
+// flushLocked writes the count when one is due (or forced) and unlocks p.
+// The write itself runs unlocked, so workers never wait on the table.
+func (p *ProgressRecorder) flushLocked(ctx context.Context, force bool) {
+	now := p.repo.now()
+	due := force || p.last.IsZero() || now.Sub(p.last) >= ProgressInterval
+	if due {
+		p.last = now
+	}
+	prog := StepRunProgress{Done: p.done, Total: p.total, Unit: p.unit}
+	p.mu.Unlock()
+	if due {
+		_, _ = p.repo.RecordStepProgress(ctx, p.workflow, p.step, prog)
+	}
 }

@@ -76,3 +76,56 @@ func TestProgressRecorderBoundsWrites(t *testing.T) {
 		t.Errorf("final progress %+v", got)
 	}
 }
+
+// Set takes a count and a total from outside, revised as the step learns
+// more, within the same bound on writes.
+func TestProgressRecorderSet(t *testing.T) {
+	t.Parallel()
+	sq, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	tb := &countingTable{Table: sq}
+	var now atomic.Int64
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	repo := pipeline.NewRepository(tb, pipeline.WithClock(func() time.Time { return base.Add(time.Duration(now.Load())) }))
+	ctx := t.Context()
+	doc := pipeline.Document{ProjectID: "p", ID: pipeline.NewID(), SHA256: "abc"}
+	wf := pipeline.Workflow{ID: pipeline.NewID(), ProjectID: "p", DocumentID: doc.ID}
+	if err := repo.CreateWorkflow(ctx, doc, wf, pipelinefile.Default().Stages); err != nil {
+		t.Fatal(err)
+	}
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: doc.ID, WorkflowID: wf.ID}
+	if _, err := repo.TransitionStep(ctx, ref, pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() pipeline.StepRunProgress {
+		t.Helper()
+		p, err := repo.GetProgress(ctx, wf.ID)
+		if err != nil || p.Steps[pipeline.StepFormatParser].Progress == nil {
+			t.Fatalf("progress: %+v, %v", p, err)
+		}
+		return *p.Steps[pipeline.StepFormatParser].Progress
+	}
+
+	before := tb.updates.Load()
+	rec := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 0, "rows")
+	rec.Set(ctx, 1, 10)
+	if got := stored(); got.Done != 1 || got.Total != 10 || got.Unit != "rows" {
+		t.Errorf("after the first Set: %+v", got)
+	}
+	now.Store(int64(300 * time.Millisecond))
+	rec.Set(ctx, 5, 12)
+	if got := stored(); got.Done != 1 {
+		t.Errorf("a Set within the interval was written: %+v", got)
+	}
+	now.Store(int64(1200 * time.Millisecond))
+	rec.Set(ctx, 6, 12)
+	if got := stored(); got.Done != 6 || got.Total != 12 {
+		t.Errorf("after a second: %+v", got)
+	}
+	if writes := tb.updates.Load() - before; writes != 2 {
+		t.Errorf("%d writes for three reports within 1.2 s, want 2", writes)
+	}
+}

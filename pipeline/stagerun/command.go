@@ -96,6 +96,7 @@ type process struct {
 	stdout                  []byte
 	overflow                bool
 	stderr                  *tailBuffer
+	report                  func(Progress) // nil: stderr is all log
 }
 
 func (c *Command) start(req Request) (*process, error) {
@@ -123,7 +124,7 @@ func (c *Command) start(req Request) (*process, error) {
 		closeAll([]*os.File{pipes[1], pipes[2], pipes[4]})
 		return nil, err
 	}
-	p := &process{cmd: cmd, stdin: pipes[1], stdoutR: pipes[2], stderrR: pipes[4], stderr: newTail(reasonBytes)}
+	p := &process{cmd: cmd, stdin: pipes[1], stdoutR: pipes[2], stderrR: pipes[4], stderr: newTail(reasonBytes), report: req.Progress}
 	p.io.Add(3)
 	return p, nil
 }
@@ -136,12 +137,19 @@ func (p *process) feed(payload []byte) {
 	_ = p.stdin.Close()
 }
 
-// collect reads stdout up to limit and keeps the tail of stderr. A
-// command writing past the limit is killed rather than drained.
+// collect reads stdout up to limit and keeps the tail of stderr, passing
+// its progress reports on when the caller wants them. A command writing
+// past the limit is killed rather than drained.
 func (p *process) collect(limit int64) {
 	var errs sync.WaitGroup
 	errs.Go(func() {
-		_, _ = io.Copy(p.stderr, p.stderrR)
+		if p.report == nil {
+			_, _ = io.Copy(p.stderr, p.stderrR)
+		} else {
+			pw := &progressWriter{log: p.stderr, report: p.report}
+			_, _ = io.Copy(pw, p.stderrR)
+			pw.flush()
+		}
 		_ = p.stderrR.Close()
 		p.io.Done()
 	})

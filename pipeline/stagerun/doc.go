@@ -88,6 +88,24 @@
 //	redact: exit status 3: Traceback (most recent call last): ... ValueError: bad input
 //	redact: HTTP 400 Bad Request: {"error": "missing field"}
 //
+// # Progress
+//
+// A long document-scope command can say how far it is: a line of its own
+// on stderr
+//
+//	{"progress": {"done": 120, "total": 400, "unit": "rows"}}
+//
+// with 0 <= done <= total and total > 0 ("unit" is optional). The runner
+// hands each report to Request.Progress and keeps it out of the stderr
+// tail a failure's reason quotes; any other line, or one with other
+// fields, is log output. docpipe records the latest report on the step
+// item at most once a second, and the dashboard and `docpipe run` show it
+// with the time left ("redact 120/400 rows, ETA 40s"). A command may
+// revise the total as it goes; the first report's unit stays. Segment
+// stages report nothing this way (their progress is the segments
+// finished), and neither do HTTP services and Lambda functions, which
+// answer only once.
+//
 // # Timeouts and cancellation
 //
 // Each stage has a timeout. Running past it is transient ("redact: timed

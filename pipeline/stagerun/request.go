@@ -44,6 +44,10 @@ type Request struct {
 	// InputsInline is filled by the remote runners (HTTP, Lambda) from
 	// Inputs; callers leave it empty.
 	InputsInline *InlineInputs `json:"inputs_inline,omitempty"`
+	// Progress, when set, receives the progress a command reports on
+	// stderr, from one goroutine, never after Run returns. The remote
+	// runners report none.
+	Progress func(Progress) `json:"-"`
 }
 
 // Project names the project the document belongs to.

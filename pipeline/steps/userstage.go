@@ -114,9 +114,25 @@ func (h *handlers) runDocumentStage(ctx context.Context, in pipeline.StepInput, 
 	if req.Inputs.Needs, err = h.documentNeeds(ctx, in.Workflow, pipe, job); err != nil {
 		return outcome{}, err
 	}
+	// A command may report its progress on stderr; the first report
+	// names the unit. Reports come from one goroutine and end with Run.
+	var rec *pipeline.ProgressRecorder
+	req.Progress = func(p stagerun.Progress) {
+		if rec == nil {
+			unit := p.Unit
+			if unit == "" {
+				unit = "units"
+			}
+			rec = h.Repo.NewProgressRecorder(in.Workflow.WorkflowID, in.Step, p.Total, unit)
+		}
+		rec.Set(ctx, p.Done, p.Total)
+	}
 	res, err := job.runner.Run(ctx, req)
 	if err != nil {
 		return outcome{}, err
+	}
+	if rec != nil {
+		rec.Finish(ctx)
 	}
 	if err := blob.PutBytes(ctx, h.Blobs, pipeline.StageOutputBlobKey(in.Workflow, job.st.Name), res.Output); err != nil {
 		return outcome{}, storageErr("write stage output", err)
