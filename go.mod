@@ -39,6 +39,8 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require github.com/aws/aws-sdk-go-v2/service/transcribe v1.55.2
+
 require (
 	github.com/VividCortex/ewma v1.2.0 // indirect
 	github.com/acarl005/stripansi v0.0.0-20180116102854-5a71ef0e047d // indirect
