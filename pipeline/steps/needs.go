@@ -55,8 +55,8 @@ func (h *handlers) documentNeeds(ctx context.Context, ref pipeline.WorkflowRef, 
 			continue
 		}
 		key := pipeline.StageOutputBlobKey(ref, name)
-		if n.Run.Kind() == pipeline.RunBuiltin {
-			key = builtinOutputKey(n.Run.Builtin, ref)
+		if k := builtinOutputKey(n.Run.Builtin, ref); n.Run.Kind() == pipeline.RunBuiltin && k != "" {
+			key = k // an analysis builtin stores its output as a user's stage does
 		}
 		raw, found, err := h.getOptional(ctx, key)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/ocr"
@@ -59,6 +60,9 @@ type Deps struct {
 	// analysed, blobs written). 0 means GOMAXPROCS.
 	Parallelism int
 	Logger      *slog.Logger
+	// AIModel builds the model of an analysis stage from its settings; nil
+	// builds the real client (Bedrock, an OpenAI-compatible endpoint).
+	AIModel func(ctx context.Context, builtin string, s ai.Settings) (ai.Model, error)
 }
 
 func (d Deps) parallelism() int {
@@ -105,6 +109,9 @@ func Register(reg *pipeline.Registry, d Deps) {
 	reg.Register(pipeline.StepDocumentSummarizer, h.wrap(pipeline.StepDocumentSummarizer, h.documentSummarizer))
 	for _, name := range []string{pipeline.HandlerCommand, pipeline.HandlerHTTP, pipeline.HandlerLambda} {
 		reg.Register(name, h.userStage(name))
+	}
+	for _, name := range ai.Builtins {
+		reg.Register(name, h.aiStage(name))
 	}
 	reg.Register(pipeline.HandlerReview, h.reviewStage())
 	reg.Register(pipeline.StepFinalize, pipeline.HandlerFunc(h.finalize))

@@ -90,7 +90,7 @@ type segmentView struct {
 func (h *handlers) batchView(ctx context.Context, ref pipeline.WorkflowRef, stages []pipeline.Stage, batch int) (segmentView, error) {
 	v := segmentView{text: map[int]string{}, failed: map[int]string{}}
 	for _, st := range stages {
-		if st.Run.Kind() == pipeline.RunBuiltin {
+		if st.Run.Kind() == pipeline.RunBuiltin && !isAIBuiltin(st.Run.Builtin) {
 			if st.Run.Builtin != pipeline.StepSegmentAnalyzer {
 				continue
 			}

@@ -1,0 +1,304 @@
+package steps
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/ai"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/steperr"
+)
+
+// aiLine is one segment's analysis in a batch's JSON Lines output: the
+// keys of a user's stage line plus the model and the tokens it billed.
+type aiLine struct {
+	Index    int             `json:"index"`
+	Output   json.RawMessage `json:"output,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Model    string          `json:"model,omitempty"`
+	Usage    ai.Usage        `json:"usage"`
+	Requests int             `json:"requests,omitempty"`
+}
+
+// aiDocumentOutput is a document-scope analysis's stored output.
+type aiDocumentOutput struct {
+	Output   json.RawMessage `json:"output"`
+	Model    string          `json:"model"`
+	Usage    ai.Usage        `json:"usage"`
+	Requests int             `json:"requests"`
+	Segments int             `json:"segments"`
+}
+
+// aiStage is the handler of an analysis builtin: per batch at segment
+// scope, once at document scope.
+func (h *handlers) aiStage(builtin string) pipeline.Handler {
+	document := h.wrap(builtin, h.aiDocument)
+	segment := h.batch(builtin, h.aiSegments)
+	return pipeline.HandlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+		var head struct {
+			Batch *pipeline.Batch `json:"batch"`
+		}
+		if json.Unmarshal(payload, &head) == nil && head.Batch != nil {
+			return segment.Invoke(ctx, payload)
+		}
+		return document.Invoke(ctx, payload)
+	})
+}
+
+// aiModel builds the stage's model from its settings.
+func (h *handlers) aiModel(ctx context.Context, st pipeline.Stage) (ai.Model, ai.Settings, error) {
+	s, probs := ai.ParseSettings(st.Run.Builtin, st.Settings)
+	if len(probs) > 0 {
+		return nil, s, &steperr.InvalidInputError{Reason: fmt.Sprintf("stage %s: %s", st.Name, probs[0].Msg)}
+	}
+	if h.AIModel != nil {
+		m, err := h.AIModel(ctx, st.Run.Builtin, s)
+		return m, s, err
+	}
+	switch st.Run.Builtin {
+	case ai.BuiltinBedrock:
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: AWS configuration: %v", st.Name, err)}
+		}
+		return &ai.Bedrock{Client: ai.NewBedrockClient(cfg, s.Region, 0), ModelID: s.Model, MaxTokens: s.MaxTokens,
+			Temperature: s.Temperature, Structured: s.ResponseFormat == ai.FormatJSONSchema}, s, nil
+	default:
+		key := ""
+		if s.APIKeyEnv != "" {
+			if key = os.Getenv(s.APIKeyEnv); key == "" {
+				return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: the environment variable %s that holds the API key is not set", st.Name, s.APIKeyEnv)}
+			}
+		}
+		return &ai.OpenAI{BaseURL: s.BaseURL, Model: s.Model, APIKey: key, MaxTokens: s.MaxTokens,
+			Temperature: s.Temperature, Format: s.ResponseFormat, HTTP: h.HTTPClient}, s, nil
+	}
+}
+
+// aiTask is the part of every task of a workflow: the project's prompt,
+// the document's language and the stage's schema and budget.
+func (h *handlers) aiTask(ctx context.Context, ref pipeline.WorkflowRef, s ai.Settings, scope string) (ai.Task, error) {
+	proj, err := h.Repo.GetProject(ctx, ref.ProjectID)
+	if err != nil {
+		return ai.Task{}, storageErr("read project", err)
+	}
+	attrs, err := h.docAttrs(ctx, ref)
+	if err != nil {
+		return ai.Task{}, err
+	}
+	return ai.Task{Scope: scope, Prompt: proj.Settings.DocumentPrompt, Language: attrs.Language, Schema: s.Schema, ContextTokens: s.ContextTokens}, nil
+}
+
+// analysisFailure reports whether err fails only the one analysis (a
+// malformed answer, an input that cannot fit, a refusal by the service)
+// rather than the batch, which is retried.
+func analysisFailure(err error) bool {
+	var answer *ai.AnswerError
+	var long *ai.TooLongError
+	var failed *steperr.StageFailedError
+	return errors.As(err, &answer) || errors.As(err, &long) || errors.As(err, &failed)
+}
+
+// aiSegments analyses every open segment of a batch and stores the
+// answers as JSON Lines. As with users' segment stages, a segment whose
+// analysis fails is failed with the reason, a transient fault retries the
+// batch, and only the batch's last segment stage finishes the rest.
+func (h *handlers) aiSegments(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
+	b := *in.Batch
+	segs, err := h.batchSegments(ctx, in)
+	if err != nil {
+		return outcome{}, err
+	}
+	if finishedBatch(segs) {
+		return outcome{message: fmt.Sprintf("batch %d: already done", b.Batch)}, nil
+	}
+	st, _ := pipe.def.Stage(in.Step)
+	model, settings, err := h.aiModel(ctx, st)
+	if err != nil {
+		return outcome{}, err
+	}
+	base, err := h.aiTask(ctx, in.Workflow, settings, ai.ScopeSegment)
+	if err != nil {
+		return outcome{}, err
+	}
+	view, err := h.batchView(ctx, in.Workflow, pipe.segmentAncestors(in.Step), b.Batch)
+	if err != nil {
+		return outcome{}, err
+	}
+	key := pipeline.StageBatchBlobKey(in.Workflow, st.Name, b.Batch)
+	earlier, err := h.aiLines(ctx, key)
+	if err != nil {
+		return outcome{}, err
+	}
+	last := pipe.lastSegment == in.Step
+	lines := make([]*aiLine, len(segs))
+	fins := make([]*pipeline.SegmentFinish, len(segs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(h.parallelism())
+	for i, s := range segs {
+		if !open(s) {
+			if l, ok := earlier[s.Index]; ok {
+				lines[i] = &l
+			}
+			continue
+		}
+		g.Go(func() error {
+			text, status, reason, err := h.readSegment(gctx, s, view)
+			if err != nil {
+				return err
+			}
+			if status != "" {
+				if _, upstream := view.failed[s.Index]; !upstream && (last || status == pipeline.SegmentFailed) {
+					fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: status, Result: pipeline.SegmentResult{Error: reason}}
+				}
+				return nil
+			}
+			task := base
+			task.Text = text
+			res, err := ai.Analyze(gctx, model, task)
+			line := &aiLine{Index: s.Index, Output: res.Output, Model: model.Name(), Usage: res.Usage, Requests: res.Requests}
+			switch {
+			case err != nil && analysisFailure(err):
+				line.Output, line.Error = nil, err.Error()
+				lines[i] = line
+				fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: pipeline.SegmentFailed, Result: pipeline.SegmentResult{ResultKey: key, Error: err.Error()}}
+				return nil
+			case err != nil:
+				return err
+			}
+			lines[i] = line
+			if last {
+				fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: pipeline.SegmentDone, Result: pipeline.SegmentResult{ResultKey: key, Keywords: answerKeywords(res.Output)}}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return outcome{}, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	failed := 0
+	var usage ai.Usage
+	for _, l := range lines {
+		if l == nil {
+			continue
+		}
+		if l.Error != "" {
+			failed++
+		}
+		usage = usage.Add(l.Usage)
+		if err := enc.Encode(l); err != nil {
+			return outcome{}, err
+		}
+	}
+	if err := blob.PutBytes(ctx, h.Blobs, key, buf.Bytes()); err != nil {
+		return outcome{}, storageErr("write stage output", err)
+	}
+	var finish []pipeline.SegmentFinish
+	for _, f := range fins {
+		if f != nil {
+			finish = append(finish, *f)
+		}
+	}
+	if _, err := h.Repo.FinishSegments(ctx, in.Workflow.WorkflowID, finish); err != nil {
+		return outcome{}, storageErr("record segments", err)
+	}
+	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed, %d input and %d output tokens", b.Batch, len(segs), failed, usage.InputTokens, usage.OutputTokens)}, nil
+}
+
+// answerKeywords are the first keywords of an answer, for the segment item.
+func answerKeywords(out json.RawMessage) []string {
+	var a struct {
+		Keywords []string `json:"keywords"`
+	}
+	if json.Unmarshal(out, &a) != nil {
+		return nil
+	}
+	return a.Keywords[:min(segmentKeywords, len(a.Keywords))]
+}
+
+// aiLines reads a batch's earlier analysis lines by segment index.
+func (h *handlers) aiLines(ctx context.Context, key string) (map[int]aiLine, error) {
+	raw, found, err := h.getOptional(ctx, key)
+	if err != nil || !found {
+		return nil, err
+	}
+	out := map[int]aiLine{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, len(raw)+1)
+	for sc.Scan() {
+		var l aiLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil {
+			out[l.Index] = l
+		}
+	}
+	return out, nil
+}
+
+// aiDocument analyses the whole document from the summaries its needed
+// analysis stages left per segment, in segment order.
+func (h *handlers) aiDocument(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
+	st, _ := pipe.def.Stage(in.Step)
+	model, settings, err := h.aiModel(ctx, st)
+	if err != nil {
+		return outcome{}, err
+	}
+	task, err := h.aiTask(ctx, in.Workflow, settings, ai.ScopeDocument)
+	if err != nil {
+		return outcome{}, err
+	}
+	var manifest []pipeline.Batch
+	if err := h.getJSON(ctx, pipeline.ManifestBlobKey(in.Workflow), &manifest); err != nil {
+		return outcome{}, err
+	}
+	for _, need := range st.Needs {
+		n, _ := pipe.def.Stage(need)
+		if n.Scope != pipeline.ScopeSegment || n.Run.Kind() != pipeline.RunBuiltin || !isAIBuiltin(n.Run.Builtin) {
+			continue
+		}
+		for _, b := range manifest {
+			lines, err := h.aiLines(ctx, pipeline.StageBatchBlobKey(in.Workflow, n.Name, b.Batch))
+			if err != nil {
+				return outcome{}, err
+			}
+			for i := b.From; i <= b.To; i++ {
+				var a struct {
+					Summary string `json:"summary"`
+				}
+				if l, ok := lines[i]; ok && json.Unmarshal(l.Output, &a) == nil && a.Summary != "" {
+					task.Parts = append(task.Parts, a.Summary)
+				}
+			}
+		}
+	}
+	if len(task.Parts) == 0 {
+		return outcome{}, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: no segment summaries to analyse; it needs a segment-scope %s stage", st.Name, st.Run.Builtin)}
+	}
+	res, err := ai.Analyze(ctx, model, task)
+	if err != nil {
+		if analysisFailure(err) {
+			return outcome{}, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: %v", st.Name, err)}
+		}
+		return outcome{}, err
+	}
+	out := aiDocumentOutput{Output: res.Output, Model: model.Name(), Usage: res.Usage, Requests: res.Requests, Segments: len(task.Parts)}
+	if err := h.putJSON(ctx, pipeline.StageOutputBlobKey(in.Workflow, st.Name), out); err != nil {
+		return outcome{}, err
+	}
+	return outcome{message: fmt.Sprintf("%d segment summaries, %d input and %d output tokens", len(task.Parts), res.Usage.InputTokens, res.Usage.OutputTokens)}, nil
+}
+
+func isAIBuiltin(name string) bool {
+	return name == ai.BuiltinBedrock || name == ai.BuiltinOpenAI
+}
