@@ -88,11 +88,15 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *w
 		return outcome{}, err
 	}
 	infos := make([]unitInfo, len(units))
+	// One unit is done when its text is stored (or left to OCR or
+	// transcription).
+	progress := h.Repo.NewProgressRecorder(in.Workflow.WorkflowID, in.Step, len(units), units[0].Kind+"s")
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.parallelism() * 4) // blob writes wait on I/O, not CPU
 	for i, u := range units {
 		infos[i] = unitInfo{Index: i + 1, Kind: u.Kind, Chars: len(u.Text), NeedsOCR: u.NeedsOCR, Audio: u.Audio}
 		if u.NeedsOCR || u.Audio != nil {
+			progress.Add(ctx, 1)
 			continue
 		}
 		text := u.Text
@@ -101,6 +105,7 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *w
 			if err := blob.PutBytes(gctx, h.Blobs, key, []byte(text)); err != nil {
 				return storageErr("write segment text", err)
 			}
+			progress.Add(gctx, 1)
 			return nil
 		})
 		units[i].Text = "" // let the text go once it is queued
@@ -108,6 +113,7 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *w
 	if err := g.Wait(); err != nil {
 		return outcome{}, err
 	}
+	progress.Finish(ctx)
 	if err := h.putJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), infos); err != nil {
 		return outcome{}, err
 	}
@@ -192,10 +198,12 @@ func (h *handlers) ocr(ctx context.Context, in pipeline.StepInput, _ *workflowPi
 		return outcome{}, err
 	}
 	defer cleanup()
-	recognized, err := h.recognize(ctx, in.Workflow, prep, path, units, todo)
+	progress := h.Repo.NewProgressRecorder(in.Workflow.WorkflowID, in.Step, len(todo), "pages")
+	recognized, err := h.recognize(ctx, in.Workflow, prep, path, units, todo, progress)
 	if err != nil {
 		return outcome{}, err
 	}
+	progress.Finish(ctx)
 	if err := h.putJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), units); err != nil {
 		return outcome{}, err
 	}

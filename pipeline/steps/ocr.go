@@ -17,8 +17,9 @@ import (
 // recognize OCRs the units at indices todo, writing each page's text blob.
 // A page OCR cannot read fails with the reason (and can be re-run); a page
 // is skipped only when no OCR engine is installed.
-// It returns how many pages were recognised.
-func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep prepInfo, path string, units []unitInfo, todo []int) (int, error) {
+// It returns how many pages were recognised, and counts each page, read
+// or failed, on progress as it ends.
+func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep prepInfo, path string, units []unitInfo, todo []int, progress *pipeline.ProgressRecorder) (int, error) {
 	dir, err := os.MkdirTemp(h.TempDir, "docpipe-ocr-*")
 	if err != nil {
 		return 0, fmt.Errorf("ocr temp dir: %w", err)
@@ -30,6 +31,7 @@ func (h *handlers) recognize(ctx context.Context, ref pipeline.WorkflowRef, prep
 	reasons := make([]string, len(units))
 	for _, i := range todo {
 		g.Go(func() error {
+			defer progress.Add(gctx, 1)
 			img := path
 			switch {
 			case units[i].ImageKey != "": // stored by --page-images: not rendered twice

@@ -22,6 +22,9 @@ func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, 
 	lang := newLanguageSample()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.parallelism() * 4) // blob writes wait on I/O, not CPU
+	// segment_prep counted the pages; one is done when its text is stored
+	// (or left to OCR).
+	progress := h.Repo.NewProgressRecorder(in.Workflow.WorkflowID, in.Step, prep.Pages, "pages")
 	n, err := x.StreamPages(gctx, path, limits, func(u extract.Unit) error {
 		if u.Index < 1 || u.Index > limits.MaxPages {
 			return &steperr.TooLargeError{Reason: fmt.Sprintf("page %d, the limit is %d", u.Index, limits.MaxPages)}
@@ -32,6 +35,7 @@ func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, 
 		infos[u.Index-1] = unitInfo{Index: u.Index, Kind: u.Kind, Chars: len(u.Text), NeedsOCR: u.NeedsOCR}
 		lang.add(u)
 		if u.NeedsOCR {
+			progress.Add(gctx, 1)
 			return nil
 		}
 		key := pipeline.SegmentTextBlobKey(in.Workflow, u.Index)
@@ -40,6 +44,7 @@ func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, 
 			if err := blob.PutBytes(gctx, h.Blobs, key, []byte(text)); err != nil {
 				return storageErr("write segment text", err)
 			}
+			progress.Add(gctx, 1)
 			return nil
 		})
 		return nil
@@ -57,6 +62,7 @@ func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, 
 	if n == 0 {
 		return outcome{}, &steperr.InvalidDocumentError{Reason: "the document contains no text"}
 	}
+	progress.Finish(ctx)
 	doc := &pipeline.DocAttrs{Format: string(prep.Format), Language: lang.detect(), Pages: n}
 	if err := h.putJSON(ctx, pipeline.DocAttrsBlobKey(in.Workflow), doc); err != nil {
 		return outcome{}, err

@@ -1,0 +1,128 @@
+package steps_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/samples/gen/pdfgen"
+)
+
+// heldStreamer streams pages pages of text: the first at once, the rest
+// once the test lets it go on, so the test can look at the step midway.
+type heldStreamer struct {
+	pages   int
+	release chan struct{}
+}
+
+func (s *heldStreamer) Name() string { return "held" }
+
+func (s *heldStreamer) Pages(context.Context, string) (int, error) { return s.pages, nil }
+
+func (s *heldStreamer) Extract(context.Context, string, extract.Limits) ([]extract.Unit, error) {
+	panic("format_parser streams from a PageStreamer")
+}
+
+func (s *heldStreamer) StreamPages(ctx context.Context, _ string, _ extract.Limits, emit func(extract.Unit) error) (int, error) {
+	for i := 1; i <= s.pages; i++ {
+		if i == 2 {
+			select {
+			case <-s.release:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		}
+		if err := emit(extract.Unit{Index: i, Kind: "page", Text: fmt.Sprintf("Page %d says hello to the reader.", i)}); err != nil {
+			return 0, err
+		}
+	}
+	return s.pages, nil
+}
+
+// format_parser records its progress on the step item while it runs: the
+// first page at once, with the total segment_prep counted.
+func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	tbl, err := sqlitetable.Open(filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	blobs, err := dirblob.New(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := pipeline.NewRepository(tbl)
+	ig := &pipeline.Ingester{Repo: repo, Blobs: blobs, Definition: pipelinefile.Default(), Bucket: "local"}
+	if err := ig.EnsureProject(ctx, "p", "p"); err != nil {
+		t.Fatal(err)
+	}
+	var pdf bytes.Buffer
+	if err := pdfgen.Write(&pdf, pdfgen.Options{Pages: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "r.pdf", FileURI: "upload:r.pdf", Body: &pdf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &heldStreamer{pages: 40, release: make(chan struct{})}
+	handlers := pipeline.NewRegistry()
+	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
+	invoke := func(step string) error {
+		payload, _ := json.Marshal(pipeline.StepInput{Step: step, Workflow: reg.Ref()})
+		_, err := handlers.Invoke(ctx, payload)
+		return err
+	}
+	if err := invoke(pipeline.StepSegmentPrep); err != nil {
+		t.Fatal(err)
+	}
+
+	parsed := make(chan error, 1)
+	go func() { parsed <- invoke(pipeline.StepFormatParser) }()
+	t.Cleanup(func() {
+		select {
+		case <-x.release:
+		default:
+			close(x.release)
+		}
+	})
+	var seen *pipeline.StepRunProgress
+	for deadline := time.Now().Add(time.Minute); seen == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("format_parser recorded no progress while it ran")
+		}
+		prog, err := repo.GetProgress(ctx, reg.Workflow.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := prog.Steps[pipeline.StepFormatParser]; st.Status == pipeline.StepInProgress {
+			seen = st.Progress
+		}
+	}
+	if seen.Done != 1 || seen.Total != 40 || seen.Unit != "pages" {
+		t.Errorf("progress midway %+v, want 1/40 pages", seen)
+	}
+	close(x.release)
+	if err := <-parsed; err != nil {
+		t.Fatal(err)
+	}
+	prog, err := repo.GetProgress(ctx, reg.Workflow.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := prog.Steps[pipeline.StepFormatParser]; st.Status != pipeline.StepCompleted || prog.TotalSegments != 40 {
+		t.Errorf("after format_parser: %s, %d segments", st.Status, prog.TotalSegments)
+	}
+}
