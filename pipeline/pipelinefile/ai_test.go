@@ -1,8 +1,11 @@
 package pipelinefile
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
 )
 
 func TestAIStageSettings(t *testing.T) {
@@ -59,5 +62,50 @@ stages:
 		if !strings.Contains(got, want) {
 			t.Errorf("problems lack %q:\n%s", want, got)
 		}
+	}
+}
+
+// Settings survive being stored (JSON) and written back as a file, so
+// pipeline diff shows a changed model or schema.
+func TestAIStageSettingsRoundTrip(t *testing.T) {
+	src := `name: ai
+stages:
+  - name: analyse
+    scope: segment
+    run: {builtin: bedrock_analyzer}
+    settings:
+      model: anthropic.claude-3-haiku-20240307-v1:0
+      region: eu-central-1
+      temperature: 0.2
+      max_tokens: 800
+      schema: {properties: {parties: {type: array, items: {type: string}}}, required: [parties]}
+`
+	def, err := Parse("ai.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored pipeline.Definition
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	out := Format(stored)
+	for _, want := range []string{"settings:", "model: anthropic.claude-3-haiku-20240307-v1:0", "max_tokens: 800", "temperature: 0.2", "parties:"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("formatted file lacks %q:\n%s", want, out)
+		}
+	}
+	again, err := Parse("again.yaml", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(again, TargetEmbedded); err != nil {
+		t.Fatalf("formatted file: %v\n%s", err, out)
+	}
+	if again.ContentHash() != def.ContentHash() {
+		t.Fatalf("file round trip changed the definition:\n%s", out)
 	}
 }

@@ -28,6 +28,8 @@ type (
 		Timeout string         `yaml:"timeout"`
 		Retry   fileRetry      `yaml:"retry"`
 		When    *fileWhen      `yaml:"when,omitempty"`
+		// Settings are written as stored; the encoder sorts their keys.
+		Settings map[string]any `yaml:"settings,omitempty"`
 	}
 	fileWhen struct {
 		Format   []string            `yaml:"format,flow,omitempty"`
@@ -76,7 +78,8 @@ func Format(def pipeline.Definition) []byte {
 				Attempts: st.Retry.MaxAttempts, Interval: seconds(st.Retry.IntervalSeconds),
 				Backoff: st.Retry.BackoffRate, MaxDelay: seconds(st.Retry.MaxDelaySeconds),
 			},
-			When: when,
+			When:     when,
+			Settings: st.Settings,
 		})
 	}
 	var buf bytes.Buffer
