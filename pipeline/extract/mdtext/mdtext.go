@@ -14,6 +14,7 @@ package mdtext
 import (
 	"context"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -37,8 +38,17 @@ func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract
 	if err != nil {
 		return nil, err
 	}
+	return ExtractString(ctx, decode(b), limits)
+}
+
+// decode is plaintext.Decode with one copy of the file instead of two in
+// the common case of valid UTF-8, which decodes to itself.
+func decode(b []byte) string {
+	if enc, _ := sniff.DetectEncoding(b); enc.Name == sniff.EncodingUTF8 && utf8.Valid(b[enc.BOMLen:]) {
+		return plaintext.Clean(string(b[enc.BOMLen:]))
+	}
 	src, _ := plaintext.Decode(b)
-	return ExtractString(ctx, src, limits)
+	return src
 }
 
 // ExtractString is Extract over decoded Markdown source.
@@ -46,12 +56,36 @@ func ExtractString(ctx context.Context, src string, limits extract.Limits) ([]ex
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	source := []byte(src)
-	doc := md.Parser().Parse(text.NewReader(source))
-	r := &renderer{ctx: ctx, src: source, s: plaintext.NewSplitter("section", limits)}
-	r.block(doc)
-	if r.err != nil {
-		return nil, r.err
+	return render(ctx, src, chunkBytes, limits)
+}
+
+// chunkBytes is the size past which the source is cut at the next block
+// boundary that is safe to cut at, so that goldmark's tree (several times
+// the size of its source) only ever holds one chunk of a large file.
+const chunkBytes = 256 << 10
+
+// render parses the source chunk by chunk and renders the chunks in order
+// into one series of sections. A cut that turns out to fall inside a code
+// fence or a raw HTML block is undone: the rest is parsed whole.
+func render(ctx context.Context, src string, target int, limits extract.Limits) ([]extract.Unit, error) {
+	r := &renderer{ctx: ctx, s: plaintext.NewSplitter("section", limits)}
+	for start := 0; start < len(src); {
+		if r.err = ctx.Err(); r.err != nil {
+			return nil, r.err
+		}
+		end := nextCut(src, start, target)
+		r.src = []byte(src[start:end])
+		doc := md.Parser().Parse(text.NewReader(r.src))
+		if end < len(src) && !closedAtEnd(doc, r.src) {
+			end = len(src)
+			r.src = []byte(src[start:])
+			doc = md.Parser().Parse(text.NewReader(r.src))
+		}
+		r.block(doc)
+		if r.err != nil {
+			return nil, r.err
+		}
+		start = end
 	}
 	return r.s.Units()
 }
