@@ -302,3 +302,64 @@ func (h *handlers) aiDocument(ctx context.Context, in pipeline.StepInput, pipe *
 func isAIBuiltin(name string) bool {
 	return name == ai.BuiltinBedrock || name == ai.BuiltinOpenAI
 }
+
+// AIUsage sums the tokens a workflow's analysis stages billed, by model
+// id, from their stored outputs; a stage that has not run adds nothing.
+func AIUsage(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, def pipeline.Definition) (map[string]ai.Usage, error) {
+	get := func(key string) ([]byte, error) {
+		raw, err := blob.GetBytes(ctx, blobs, key, maxArtifactBytes)
+		if errors.Is(err, blob.ErrNotFound) {
+			return nil, nil
+		}
+		return raw, err
+	}
+	usage := map[string]ai.Usage{}
+	var manifest []pipeline.Batch
+	for _, st := range def.Stages {
+		if st.Run.Kind() != pipeline.RunBuiltin || !isAIBuiltin(st.Run.Builtin) {
+			continue
+		}
+		if st.Scope != pipeline.ScopeSegment {
+			raw, err := get(pipeline.StageOutputBlobKey(ref, st.Name))
+			if err != nil {
+				return usage, err
+			}
+			if raw == nil {
+				continue
+			}
+			var out aiDocumentOutput
+			if err := json.Unmarshal(raw, &out); err != nil {
+				return usage, fmt.Errorf("stage %s output: %w", st.Name, err)
+			}
+			usage[out.Model] = usage[out.Model].Add(out.Usage)
+			continue
+		}
+		if manifest == nil {
+			raw, err := get(pipeline.ManifestBlobKey(ref))
+			if err != nil {
+				return usage, err
+			}
+			if raw == nil {
+				continue // never split into segments: no segment ran
+			}
+			if err := json.Unmarshal(raw, &manifest); err != nil {
+				return usage, fmt.Errorf("manifest: %w", err)
+			}
+		}
+		for _, b := range manifest {
+			raw, err := get(pipeline.StageBatchBlobKey(ref, st.Name, b.Batch))
+			if err != nil {
+				return usage, err
+			}
+			sc := bufio.NewScanner(bytes.NewReader(raw))
+			sc.Buffer(nil, len(raw)+1)
+			for sc.Scan() {
+				var l aiLine
+				if json.Unmarshal(sc.Bytes(), &l) == nil && l.Model != "" {
+					usage[l.Model] = usage[l.Model].Add(l.Usage)
+				}
+			}
+		}
+	}
+	return usage, nil
+}
