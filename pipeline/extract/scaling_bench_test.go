@@ -25,11 +25,12 @@ import (
 )
 
 // BenchmarkScaling extracts every flowing-text format at 1, 10 and 100 MB
-// and PDFs of 300, 3,000 and 30,000 pages, and reports seconds per MB and
-// the peak heap. Extraction must cost the same per MB at every size, so a
-// ratio of the largest size's s/MB to the smallest's above 1.5 is a
-// quadratic somewhere (a whole-text scan per section, a string rebuilt per
-// line). DOCPIPE_SCALING_MAX_MB caps the sizes (e.g. 10 on a slow machine).
+// and PDFs of 300, 3,000 and 30,000 pages, and reports seconds per MB, the
+// peak heap and the bytes and allocations per MB. Extraction must cost the
+// same per MB at every size, so a ratio of the largest size's s/MB to the
+// smallest's above 1.5 is a quadratic somewhere (a whole-text scan per
+// section, a string rebuilt per line). DOCPIPE_SCALING_MAX_MB caps the
+// sizes (e.g. 10 on a slow machine).
 func BenchmarkScaling(b *testing.B) {
 	sizes := []int{1, 10, 100}
 	if v := os.Getenv("DOCPIPE_SCALING_MAX_MB"); v != "" {
@@ -111,15 +112,20 @@ func fileMB(b *testing.B, path string) float64 {
 // runs.
 func benchFile(b *testing.B, path string, mb float64, x extractFunc) {
 	var units int
-	var peak uint64
+	var peak, allocBytes, allocs uint64
 	var elapsed time.Duration
+	var before, after runtime.MemStats
 	for b.Loop() {
 		runtime.GC()
+		runtime.ReadMemStats(&before)
 		stop := samplePeakHeap(&peak)
 		start := time.Now()
 		us, err := x(context.Background(), path, extract.Limits{})
 		elapsed += time.Since(start)
 		stop()
+		runtime.ReadMemStats(&after)
+		allocBytes += after.TotalAlloc - before.TotalAlloc
+		allocs += after.Mallocs - before.Mallocs
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -129,6 +135,10 @@ func benchFile(b *testing.B, path string, mb float64, x extractFunc) {
 	b.ReportMetric(mb, "file-MB")
 	b.ReportMetric(float64(units), "units")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	// Allocation per MB is the load-independent twin of s/MB: timings
+	// swing on a busy machine, these do not.
+	b.ReportMetric(float64(allocBytes)/(1<<20)/float64(b.N)/mb, "alloc-MB/MB")
+	b.ReportMetric(float64(allocs)/float64(b.N)/mb, "allocs/MB")
 }
 
 // samplePeakHeap records the largest live heap every few milliseconds

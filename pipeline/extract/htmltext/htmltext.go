@@ -69,14 +69,24 @@ func decode(b []byte) []byte {
 			name = te.Name
 		}
 	}
-	if name == "utf-8" {
-		return b
+	if name == "utf-8" || (name == "windows-1252" && ascii(b)) {
+		return b // decoding would copy the page unchanged
 	}
 	out, err := enc.NewDecoder().Bytes(b)
 	if err != nil {
 		return b
 	}
 	return out
+}
+
+// ascii reports whether b is 7-bit, which Windows-1252 leaves as it is.
+func ascii(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // mainRoots picks the subtrees holding the main text.
