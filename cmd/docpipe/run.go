@@ -22,8 +22,10 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/metered"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/steps"
 	"github.com/docpipe/docpipe/pipeline/web"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 	"github.com/docpipe/docpipe/statemachine/interp"
@@ -38,6 +40,7 @@ type runFlags struct {
 	progress    string
 	verbose     bool
 	cost        bool
+	prices      string       // --prices: a price file over the list prices of AI models
 	notify      *notifyFlags // where outcome events go
 	pipeline    string       // NAME[@VERSION] new documents run; "" the project's default
 	web         *webFlags    // run and ingest: how URLs are fetched
@@ -50,7 +53,8 @@ func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.pdf, "pdf", envOr(backend.EnvPDFBackend, "auto"), "PDF text backend: auto (poppler when installed), poppler or go [$"+backend.EnvPDFBackend+"]")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")
-	fs.BoolVar(&f.cost, "cost", false, "print per-page request counts (state transitions, table and blob requests) as they would be billed on AWS")
+	fs.BoolVar(&f.cost, "cost", false, "print per-page request counts (state transitions, table and blob requests) as they would be billed on AWS, and AI tokens with their estimated price")
+	fs.StringVar(&f.prices, "prices", "", "with --cost: a JSON price file per AI model id ({\"models\": {\"ID\": {\"input_per_1k\": x, \"output_per_1k\": y}}}) over the built-in list prices")
 	f.notify = addNotifyFlags(fs)
 	fs.StringVar(&f.pageImages, "page-images", "", "store every PDF page as an image beside its segment: png (needs pdftoppm)")
 	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME or NAME@VERSION (default: the project's, else the built-in one)")
@@ -111,6 +115,12 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 	if len(files)+len(skipped) == 0 {
 		return fmt.Errorf("no files found in %v", args)
 	}
+	prices := ai.ListPrices()
+	if f.prices != "" {
+		if prices, err = ai.LoadPrices(f.prices); err != nil {
+			return err
+		}
+	}
 	var results []docResult
 	var lp *localPipeline
 	if len(files) > 0 {
@@ -139,7 +149,9 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 		return err
 	}
 	if f.cost && lp != nil {
-		lp.reportCost(stderr, results)
+		if err := lp.reportCost(ctx, stderr, results, prices, f.prices != ""); err != nil {
+			return err
+		}
 	}
 	failed, waiting := false, false
 	for _, r := range results {
@@ -225,15 +237,16 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 }
 
 // reportCost prints what the run's requests would be on AWS, per segment
-// (a segment is a page of a PDF).
-func (lp *localPipeline) reportCost(w io.Writer, results []docResult) {
+// (a segment is a page of a PDF), and the tokens its AI stages billed with
+// their price per 1,000 pages.
+func (lp *localPipeline) reportCost(ctx context.Context, w io.Writer, results []docResult, prices ai.Prices, ownPrices bool) error {
 	pages := 0
 	for _, r := range results {
 		if !r.Reused {
 			pages += r.Segments
 		}
 	}
-	c := lp.meter.Counts()
+	c := lp.meter.Counts() // before the reads below
 	per := func(n int64) float64 {
 		if pages == 0 {
 			return 0
@@ -242,6 +255,47 @@ func (lp *localPipeline) reportCost(w io.Writer, results []docResult) {
 	}
 	fmt.Fprintf(w, "cost: %d segments processed; per segment: %.3f state transitions, %.3f table writes, %.3f table reads, %.3f blob PUTs, %.3f blob reads\n",
 		pages, per(lp.transitions.Load()), per(c.TableWrites), per(c.TableReads), per(c.BlobPuts), per(c.BlobReads))
+
+	usage := map[string]ai.Usage{}
+	for _, r := range results {
+		if r.Reused || r.WorkflowID == "" {
+			continue
+		}
+		prog, err := lp.backend.Repo.GetProgress(ctx, r.WorkflowID)
+		if err != nil {
+			return err
+		}
+		def, err := lp.backend.Repo.Definition(ctx, prog.Pipeline, prog.PipelineVersion)
+		if err != nil {
+			return err
+		}
+		ref := pipeline.WorkflowRef{ProjectID: prog.ProjectID, DocumentID: prog.DocumentID, WorkflowID: prog.WorkflowID}
+		u, err := steps.AIUsage(ctx, lp.backend.Blobs, ref, def)
+		if err != nil {
+			return fmt.Errorf("AI usage of %s: %w", r.WorkflowID, err)
+		}
+		for model, n := range u {
+			usage[model] = usage[model].Add(n)
+		}
+	}
+	if len(usage) == 0 {
+		return nil
+	}
+	var total ai.Usage
+	for _, u := range usage {
+		total = total.Add(u)
+	}
+	dollars, unpriced := prices.Cost(usage)
+	source := "list prices as of 2026, override with --prices FILE"
+	if ownPrices {
+		source = "prices from --prices over the list prices"
+	}
+	fmt.Fprintf(w, "cost: AI tokens %d input, %d output; per segment %.1f input, %.1f output; estimated $%.2f per 1,000 pages (%s)\n",
+		total.InputTokens, total.OutputTokens, per(total.InputTokens), per(total.OutputTokens), dollars/float64(max(pages, 1))*1000, source)
+	if len(unpriced) > 0 {
+		fmt.Fprintf(w, "cost: no price for %s: their tokens are left out of the estimate (give them with --prices FILE)\n", strings.Join(unpriced, ", "))
+	}
+	return nil
 }
 
 func (lp *localPipeline) Close() error { return lp.backend.Close() }
