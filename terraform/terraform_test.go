@@ -52,17 +52,19 @@ var functionExtraActions = []string{
 	"xray:PutTelemetryRecords", "xray:PutTraceSegments",
 }
 
-// Actions that support no resource-level permissions, so "*" resources are
-// allowed with them (and only with them).
-var starResourceActions = []string{
+// Step Functions' own actions: its integrations come from the definition
+// (stateMachineActions), plus CloudWatch Logs delivery and X-Ray.
+var stateMachineExtraActions = []string{
 	"logs:CreateLogDelivery", "logs:DeleteLogDelivery", "logs:DescribeLogGroups", "logs:DescribeResourcePolicies",
 	"logs:GetLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:UpdateLogDelivery",
 	"xray:GetSamplingRules", "xray:GetSamplingTargets", "xray:PutTelemetryRecords", "xray:PutTraceSegments",
 }
 
-// Step Functions' own actions: its integrations come from the definition
-// (stateMachineActions), plus CloudWatch Logs delivery and X-Ray.
-var stateMachineExtraActions = starResourceActions
+// Actions that support no resource-level permissions, so "*" resources are
+// allowed with them (and only with them): log delivery, X-Ray, and Amazon
+// Transcribe's batch jobs.
+var starResourceActions = append(slices.Clone(stateMachineExtraActions),
+	"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob")
 
 func load(t *testing.T) (map[string]*tfModule, *tfModule) {
 	t.Helper()

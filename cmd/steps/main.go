@@ -6,7 +6,8 @@
 //	                 queue worker: serves the tasks a queue-mode state
 //	                 machine sends to an SQS queue
 //
-// Configuration: DOCPIPE_TABLE, DOCPIPE_BUCKET, DOCPIPE_PDF_BACKEND, and for
+// Configuration: DOCPIPE_TABLE, DOCPIPE_BUCKET, DOCPIPE_PDF_BACKEND,
+// DOCPIPE_TRANSCRIBE (aws: audio goes to Amazon Transcribe), and for
 // the worker either DOCPIPE_TASK_QUEUE_URL or DOCPIPE_ACTIVITY_PREFIX (the
 // definition's activity ARN prefix, or a name prefix completed from
 // DOCPIPE_STATE_MACHINE_ARN), and DOCPIPE_PIPELINE_DIR where users' command
@@ -70,7 +71,8 @@ func run(args []string, getenv func(string) string, logger *slog.Logger, stderr 
 
 // openRegistry opens DynamoDB and S3 and builds the step handlers. Users'
 // Lambda stages are invoked with the same AWS configuration; pipelineDir,
-// when set, is where users' commands run (see backend.StepOptions).
+// when set, is where users' commands run (see backend.StepOptions); audio
+// is transcribed as backend.AWSTranscriber chooses.
 func openRegistry(ctx context.Context, getenv func(string) string, logger *slog.Logger, parallelism int, pipelineDir string) (*pipeline.Registry, backend.AWSClients, error) {
 	cfg, err := backend.LoadAWSConfig(ctx, nil)
 	if err != nil {
@@ -81,9 +83,14 @@ func openRegistry(ctx context.Context, getenv func(string) string, logger *slog.
 	if err != nil {
 		return nil, clients, err
 	}
+	transcriber, err := backend.AWSTranscriber(getenv(backend.EnvTranscribe), clients, b)
+	if err != nil {
+		return nil, clients, err
+	}
 	reg, err := backend.Registry(b, backend.StepOptions{
 		PDFBackend: getenv(backend.EnvPDFBackend), Logger: logger, Parallelism: parallelism,
 		PipelineDir: pipelineDir, Lambda: awslambda.Invoker{Client: awslambdaapi.NewFromConfig(cfg)},
+		Transcriber: transcriber,
 	})
 	return reg, clients, err
 }

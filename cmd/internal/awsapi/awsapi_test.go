@@ -27,6 +27,7 @@ var services = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/s3":          "s3",
 	"github.com/aws/aws-sdk-go-v2/service/sfn":         "states",
 	"github.com/aws/aws-sdk-go-v2/service/sqs":         "sqs",
+	"github.com/aws/aws-sdk-go-v2/service/transcribe":  "transcribe",
 }
 
 // notRun are operations of table/bucket/state machine set-up helpers that
@@ -38,21 +39,25 @@ var notRun = []string{
 }
 
 // ingestLinkedNotCalled are operations of packages cmd/ingest links whole
-// (the sfn package's workers and executor, the blob store's listing) but
-// whose calling functions the ingest path never runs.
+// (the sfn package's workers and executor, the blob store's listing, the
+// audio engines the shared backend package chooses from) but whose calling
+// functions the ingest path never runs.
 var ingestLinkedNotCalled = []string{
 	"states:StopExecution", "states:GetActivityTask", "states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess",
 	"dynamodb:DeleteItem", "s3:ListObjectsV2",
 	"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage",
+	"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob",
 }
 
 // relayLinkedNotCalled are operations of packages cmd/relay links whole
-// (the table driver's writes, the step handlers and blob store behind the
-// shared backend package) that delivering events never reaches.
+// (the table driver's writes, the step handlers, blob store and audio
+// engines behind the shared backend package) that delivering events never
+// reaches.
 var relayLinkedNotCalled = []string{
 	"dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:TransactWriteItems",
 	"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
 	"s3:GetObject", "s3:HeadObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
+	"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob",
 }
 
 type goPackage struct {

@@ -10,10 +10,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/transcribe"
 
 	"github.com/docpipe/docpipe/pipeline/driver/awscount"
+	"github.com/docpipe/docpipe/pipeline/driver/awstranscribe"
 	"github.com/docpipe/docpipe/pipeline/driver/dynamotable"
 	"github.com/docpipe/docpipe/pipeline/driver/s3blob"
+	"github.com/docpipe/docpipe/pipeline/extract"
+	dtranscribe "github.com/docpipe/docpipe/pipeline/transcribe"
 )
 
 // AWSOptions name the deployment's resources. AWS settings themselves
@@ -41,20 +45,22 @@ func LoadAWSConfig(ctx context.Context, counter *awscount.Counter) (aws.Config, 
 
 // AWSClients are the service clients one binary uses.
 type AWSClients struct {
-	Config   aws.Config
-	DynamoDB *dynamodb.Client
-	S3       *s3.Client
-	SFN      *sfn.Client
+	Config     aws.Config
+	DynamoDB   *dynamodb.Client
+	S3         *s3.Client
+	SFN        *sfn.Client
+	Transcribe *transcribe.Client
 }
 
 // NewAWSClients builds the clients from cfg. S3 uses path-style addressing
 // when an endpoint override (LocalStack, moto) is configured.
 func NewAWSClients(cfg aws.Config) AWSClients {
 	return AWSClients{
-		Config:   cfg,
-		DynamoDB: dynamodb.NewFromConfig(cfg),
-		S3:       s3.NewFromConfig(cfg, s3blob.PathStyleForEndpoint),
-		SFN:      sfn.NewFromConfig(cfg),
+		Config:     cfg,
+		DynamoDB:   dynamodb.NewFromConfig(cfg),
+		S3:         s3.NewFromConfig(cfg, s3blob.PathStyleForEndpoint),
+		SFN:        sfn.NewFromConfig(cfg),
+		Transcribe: transcribe.NewFromConfig(cfg),
 	}
 }
 
@@ -81,4 +87,42 @@ func OpenAWSWith(c AWSClients, o AWSOptions) (*Backend, error) {
 		return nil, err
 	}
 	return &Backend{Kind: "aws", Table: tbl, Blobs: blobs, Repo: newRepository(tbl), Bucket: o.Bucket}, nil
+}
+
+// Values of EnvTranscribe.
+const (
+	TranscribeAWS  = "aws"  // Amazon Transcribe
+	TranscribeNone = "none" // no cloud service: pocketsphinx when installed
+)
+
+// AWSTranscriber chooses how step handlers on AWS turn audio into text,
+// from setting (the value of EnvTranscribe): TranscribeAWS is Amazon
+// Transcribe on the documents in b's bucket, which writes its transcripts
+// to the same bucket under transcribe/; TranscribeNone or "" is
+// pocketsphinx when this machine has it, and otherwise the spans are
+// skipped with a reason that also names the Amazon Transcribe setting.
+func AWSTranscriber(setting string, c AWSClients, b *Backend) (dtranscribe.Engine, error) {
+	switch setting {
+	case TranscribeAWS:
+		if c.Transcribe == nil {
+			return nil, errors.New("amazon transcribe: no client")
+		}
+		return &awstranscribe.Engine{Client: c.Transcribe, Bucket: b.Bucket, Blobs: b.Blobs}, nil
+	case TranscribeNone, "":
+		return suggestAWS{dtranscribe.NewPocketsphinx()}, nil
+	}
+	return nil, fmt.Errorf("%s=%q: want %s (Amazon Transcribe) or %s", EnvTranscribe, setting, TranscribeAWS, TranscribeNone)
+}
+
+// suggestAWS is a local engine on AWS: when it cannot run, its reason also
+// says how to use Amazon Transcribe instead (a Lambda function has no
+// pocketsphinx).
+type suggestAWS struct{ dtranscribe.Engine }
+
+func (s suggestAWS) Available(f extract.Format) (bool, string) {
+	ok, reason := s.Engine.Available(f)
+	if !ok {
+		reason += "; or set " + EnvTranscribe + "=" + TranscribeAWS + " for Amazon Transcribe"
+	}
+	return ok, reason
 }

@@ -26,6 +26,13 @@ locals {
     bucket = [
       "s3:ListBucket",
     ]
+    # Granted only when var.transcribe = "aws".
+    transcribe_start = [
+      "transcribe:StartTranscriptionJob",
+    ]
+    transcribe_status = [
+      "transcribe:GetTranscriptionJob",
+    ]
   }
 
   ingest_actions = {
@@ -104,6 +111,39 @@ data "aws_iam_policy_document" "steps" {
     sid       = "Bucket"
     actions   = local.steps_actions.bucket
     resources = [aws_s3_bucket.this.arn]
+  }
+
+  # Amazon Transcribe for audio. Its batch job actions support no
+  # resource-level permissions, so a job may be started only with this
+  # bucket as its output. Transcribe reads the document and writes its
+  # transcript (under transcribe/) with this role's permissions, which the
+  # Objects statement already grants.
+  dynamic "statement" {
+    for_each = var.transcribe == "aws" ? [1] : []
+
+    content {
+      sid       = "TranscribeStart"
+      actions   = local.steps_actions.transcribe_start
+      resources = ["*"]
+
+      condition {
+        test     = "StringEquals"
+        variable = "transcribe:OutputBucketName"
+        values   = [aws_s3_bucket.this.id]
+      }
+    }
+  }
+
+  # A separate statement: the output bucket condition key is absent from
+  # GetTranscriptionJob's request context and would deny it.
+  dynamic "statement" {
+    for_each = var.transcribe == "aws" ? [1] : []
+
+    content {
+      sid       = "TranscribeStatus"
+      actions   = local.steps_actions.transcribe_status
+      resources = ["*"]
+    }
   }
 
   # The log group is created here, so the function needs no CreateLogGroup.

@@ -35,6 +35,7 @@ resource "aws_lambda_function" "steps" {
       DOCPIPE_TABLE       = aws_dynamodb_table.this.name
       DOCPIPE_BUCKET      = aws_s3_bucket.this.id
       DOCPIPE_PDF_BACKEND = var.pdf_backend
+      DOCPIPE_TRANSCRIBE  = var.transcribe
     }
   }
 

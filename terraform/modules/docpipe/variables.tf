@@ -152,6 +152,17 @@ variable "pdf_backend" {
   }
 }
 
+variable "transcribe" {
+  description = "Speech recognition of audio documents by the steps function (DOCPIPE_TRANSCRIBE): aws sends them to Amazon Transcribe, billed per second of audio; none leaves them to pocketsphinx, which the Lambda runtime lacks, so their spans are skipped with the reason."
+  type        = string
+  default     = "none"
+
+  validation {
+    condition     = contains(["aws", "none"], var.transcribe)
+    error_message = "transcribe must be aws or none."
+  }
+}
+
 variable "ingest_memory_size" {
   description = "Memory of the ingest function in MB."
   type        = number
