@@ -32,8 +32,11 @@ type PipelineVersion struct {
 	// applied from, where its relative command paths resolve. It is not
 	// content: applying the same file from another folder stores nothing
 	// and keeps this folder.
-	SourceDir  string     `json:"source_dir,omitempty"`
-	Definition Definition `json:"-"`
+	SourceDir string `json:"source_dir,omitempty"`
+	// StateMachineARN is the Step Functions state machine deployed for
+	// this version on AWS (one per version: docpipe-<name>-v<version>).
+	StateMachineARN string     `json:"state_machine_arn,omitempty"`
+	Definition      Definition `json:"-"`
 }
 
 // String is NAME@VERSION.
@@ -210,6 +213,18 @@ func (r *Repository) GetPipeline(ctx context.Context, name string, version int) 
 	v.Definition.Stages = stages
 	v.Definition.Dir = v.SourceDir
 	return v, nil
+}
+
+// SetPipelineStateMachine records the state machine deployed for a stored
+// version. The definition stays as it was: only where it runs is added.
+func (r *Repository) SetPipelineStateMachine(ctx context.Context, name string, version int, arn string) error {
+	_, err := r.t.Update(ctx, PipelineVersionKey(name, version),
+		[]table.Update{table.Set{Path: "data.state_machine_arn", Value: arn}},
+		table.Exists{Path: table.AttrPK})
+	if errors.Is(err, table.ErrConditionFailed) {
+		return fmt.Errorf("pipeline %s@%d: %w", name, version, ErrNotFound)
+	}
+	return err
 }
 
 // GetPipelineStage reads one stage of a version by name (version 0: the

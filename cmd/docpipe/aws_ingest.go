@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
@@ -19,7 +20,8 @@ import (
 // on AWS, named by the global --table, --bucket and --state-machine.
 type awsIngest struct {
 	*app
-	prefix string // key prefix uploads go under
+	prefix   string // key prefix uploads go under
+	pipeline string // NAME[@VERSION] new documents run ("": the project's)
 }
 
 // open opens the deployment, after checking that it is fully named.
@@ -48,10 +50,24 @@ func (a awsIngest) ingest(ctx context.Context, files []string) ([]ingestResult, 
 		return nil, err
 	}
 	defer b.Close()
+	ig := &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket}
+	if err := ig.EnsureProject(ctx, a.project, a.project); err != nil {
+		return nil, err
+	}
+	chosen, err := choosePipeline(ctx, b.Repo, a.project, a.pipeline)
+	if err != nil {
+		return nil, err
+	}
+	machine, err := pipelinedeploy.StateMachine(ctx, b.Repo, a.stateMachine, chosen.name, chosen.version)
+	if err != nil {
+		return nil, err
+	}
+	ig.Definition = chosen.def
 	in := s3ingest.Ingest{
-		Ingester: &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket},
-		Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: a.stateMachine, Repo: b.Repo},
+		Ingester: ig,
+		Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: machine, Repo: b.Repo},
 		Project:  a.project,
+		Pipeline: chosen.name, PipelineVersion: chosen.version,
 	}
 	var results []ingestResult
 	for _, path := range files {
@@ -111,11 +127,20 @@ func (a awsIngest) rerun(ctx context.Context, workflowID string, stdout io.Write
 // execution's ARN.
 func rerunOnAWS(ctx context.Context, b *backend.Backend, clients backend.AWSClients, stateMachine, workflowID string) ([]string, string, error) {
 	ig := &pipeline.Ingester{Repo: b.Repo, Definition: pipelinefile.Default(), Bucket: b.Bucket}
+	// The workflow's own version's machine, found before anything is reset.
+	wf, _, err := findWorkflow(ctx, b.Repo, workflowID)
+	if err != nil {
+		return nil, "", err
+	}
+	machine, err := pipelinedeploy.StateMachine(ctx, b.Repo, stateMachine, wf.Pipeline, wf.PipelineVersion)
+	if err != nil {
+		return nil, "", err
+	}
 	reg, reset, err := prepareRerun(ctx, b.Repo, workflowID)
 	if err != nil || len(reset) == 0 {
 		return reset, "", err
 	}
-	ex := &sfn.Executor{API: clients.SFN, StateMachineARN: stateMachine, Repo: b.Repo}
+	ex := &sfn.Executor{API: clients.SFN, StateMachineARN: machine, Repo: b.Repo}
 	arn, err := ex.StartRerun(ctx, ig.ExecutionInput(reg), sfn.NextRerunAttempt(reg.Workflow.ExecutionID))
 	return reset, arn, err
 }

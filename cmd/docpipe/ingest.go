@@ -66,7 +66,7 @@ func ingest(ctx context.Context, f *runFlags, prefix string, start bool, args []
 	case f.onAWS() && slices.ContainsFunc(files, isURL):
 		return fmt.Errorf("URLs are fetched on the embedded default only; save the pages and ingest the files")
 	case f.onAWS():
-		results, err = awsIngest{app: f.app, prefix: prefix}.ingest(ctx, files)
+		results, err = awsIngest{app: f.app, prefix: prefix, pipeline: f.pipeline}.ingest(ctx, files)
 	default:
 		results, err = ingestLocal(ctx, f, files, f.stderr, start)
 	}

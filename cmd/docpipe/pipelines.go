@@ -85,9 +85,14 @@ func newPipelineApplyCmd(a *app) *cobra.Command {
 		Short: "Validate a pipeline file and store it as the pipeline's next version",
 		Long: `Validate a pipeline file, then store it as the next version of its pipeline
 and make that version current. A file whose content equals the current
-version stores nothing. Prints NAME@VERSION (new) or (unchanged).`,
+version stores nothing. Prints NAME@VERSION (new) or (unchanged).
+
+On AWS (--table) the file is validated for AWS, and the version gets a state
+machine of its own, docpipe-NAME-vVERSION, generated in the task mode of the
+deployment's state machine (--state-machine) and run with its role; its ARN
+is recorded on the version, and documents of the pipeline start on it.`,
 		Example: `  docpipe pipeline apply samples/pipelines/redact/pipeline.yaml
-  docpipe pipeline apply --table T pipeline.yaml`,
+  docpipe pipeline apply --table T --bucket B --state-machine ARN pipeline.yaml`,
 		Args: exactArgs(1, "one pipeline FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target := pipelinefile.TargetEmbedded
@@ -111,6 +116,13 @@ version stores nothing. Prints NAME@VERSION (new) or (unchanged).`,
 			what := "unchanged"
 			if created {
 				what = "new"
+			}
+			if a.onAWS() {
+				arn, err := deployPipelineVersion(cmd.Context(), a, b, def, v)
+				if err != nil {
+					return err
+				}
+				what += ", state machine " + arn
 			}
 			fmt.Fprintf(a.stdout, "%s@%d (%s)\n", def.Name, v, what)
 			return nil

@@ -86,6 +86,11 @@ type Ingest struct {
 	Ingester *pipeline.Ingester
 	Executor pipeline.Executor
 	Project  string
+	// Pipeline and PipelineVersion are the stored version new documents
+	// run (Ingester.Definition must be it); "" records none, which runs the
+	// built-in pipeline.
+	Pipeline        string
+	PipelineVersion int
 }
 
 // Result is what one ingest did.
@@ -109,6 +114,7 @@ func (in Ingest) Run(ctx context.Context, o Object) (Result, error) {
 	reg, err := in.Ingester.Register(ctx, pipeline.IngestRequest{
 		ProjectID: in.Project, FileName: name, FileURI: "s3://" + o.Bucket + "/" + o.Key,
 		BlobKey: o.Key, WorkflowID: WorkflowID(o),
+		Pipeline: in.Pipeline, PipelineVersion: in.PipelineVersion,
 	})
 	if err != nil {
 		return Result{}, err

@@ -142,6 +142,18 @@ func testPipelineSourceDir(t *testing.T, tb table.Table, _ config) {
 	if err != nil || resolved.Dir != def.Dir {
 		t.Fatalf("Definition: dir %q, %v; want %q", resolved.Dir, err, def.Dir)
 	}
+
+	// Where a version runs on AWS is recorded on it, leaving it as it was.
+	const arn = "arn:aws:states:us-east-1:000000000000:stateMachine:docpipe-x-v1"
+	if err := repo.SetPipelineStateMachine(ctx, def.Name, 1, arn); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = repo.GetPipeline(ctx, def.Name, 1); err != nil || got.StateMachineARN != arn || got.ContentHash != def.ContentHash() {
+		t.Fatalf("after SetPipelineStateMachine: %+v, %v", got, err)
+	}
+	if err := repo.SetPipelineStateMachine(ctx, def.Name, 2, arn); !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("SetPipelineStateMachine of a version never applied = %v, want ErrNotFound", err)
+	}
 }
 
 func cmpString(a, b string) int {
