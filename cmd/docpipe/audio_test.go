@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract"
 )
 
 // spokenSentence is what the speech test says and listens for.
@@ -155,5 +157,49 @@ func TestRunAudioWithoutRecogniserSkipsSpans(t *testing.T) {
 	segs := showSegments(t, home, r.WorkflowID)
 	if len(segs) != 3 || segs[2].Span == nil || segs[2].Span.StartMS != 60000 || segs[2].Span.EndMS != 65000 {
 		t.Fatalf("segments = %+v", segs)
+	}
+}
+
+// show --text says when each audio segment was said, also for spans that
+// have no text.
+func TestShowTextLabelsAudioSpans(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no recogniser: every span is skipped
+	home := t.TempDir()
+	wav := filepath.Join(t.TempDir(), "silence.wav")
+	writeSilentWAV(t, wav, 65)
+	out, err := cli(t, "run", "--home", home, "--json", "--progress", "none", wav)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decodeLines[docResult](t, out)[0]
+	text, err := cli(t, "show", "--home", home, "--text", r.WorkflowID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for line := range strings.Lines(text) {
+		if label, _, ok := strings.Cut(line, " "); ok && strings.HasPrefix(label, "[") {
+			labels = append(labels, label)
+		}
+	}
+	want := []string{"[00:00–00:30]", "[00:30–01:00]", "[01:00–01:05]"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("segment labels %q, want %q in\n%s", labels, want, text)
+	}
+}
+
+func TestSpanLabelShowsHoursOnceReached(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		span extract.Span
+		want string
+	}{
+		{extract.Span{StartMS: 0, EndMS: 30000}, "[00:00–00:30]"},
+		{extract.Span{StartMS: 3570000, EndMS: 3600000}, "[59:30–1:00:00]"},
+		{extract.Span{StartMS: 36000999, EndMS: 36029999}, "[10:00:00–10:00:29]"},
+	} {
+		if got := spanLabel(c.span); got != c.want {
+			t.Errorf("spanLabel(%+v) = %q, want %q", c.span, got, c.want)
+		}
 	}
 }

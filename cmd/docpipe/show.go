@@ -12,6 +12,7 @@ import (
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steps"
 )
 
@@ -25,7 +26,8 @@ func newShowCmd(a *app) *cobra.Command {
 		Use:   "show [flags] WORKFLOW",
 		Short: "Results of one analysis: text, summary, graph",
 		Long: `Results of one analysis. Without a flag: its steps and the summary.
---text prints the document's text in segment order, --summary the summary,
+--text prints the document's text in segment order (an audio segment's
+prefixed with when it was said, [00:30–01:00]), --summary the summary,
 --graph the keyword/entity graph, --images where each page's image is (run
 with --page-images png), --json everything (segments, summary, graph) as one
 object. --stage NAME prints what a stage of your own pipeline answered: a
@@ -113,14 +115,19 @@ func printText(ctx context.Context, repo *pipeline.Repository, blobs blob.Store,
 			if s.Index > 1 {
 				fmt.Fprintln(w)
 			}
+			label := ""
+			if s.Span != nil {
+				label = spanLabel(*s.Span) + " "
+			}
 			rc, err := blobs.Get(ctx, s.TextKey)
 			if errors.Is(err, blob.ErrNotFound) {
-				fmt.Fprintf(w, "[segment %d has no text: %s]\n", s.Index, orText(s.Error, string(s.Status)))
+				fmt.Fprintf(w, "%s[segment %d has no text: %s]\n", label, s.Index, orText(s.Error, string(s.Status)))
 				continue
 			}
 			if err != nil {
 				return err
 			}
+			fmt.Fprint(w, label)
 			_, err = io.Copy(w, rc)
 			rc.Close()
 			if err != nil {
@@ -133,6 +140,21 @@ func printText(ctx context.Context, repo *pipeline.Repository, blobs blob.Store,
 		}
 		token = next
 	}
+}
+
+// spanLabel is when an audio segment was said, "[00:30–01:00]", with
+// hours once the recording reaches them ("[1:00:00–1:00:30]").
+func spanLabel(s extract.Span) string {
+	return "[" + clock(s.StartMS) + "–" + clock(s.EndMS) + "]"
+}
+
+func clock(ms int64) string {
+	sec := ms / 1000
+	h, m, s := sec/3600, sec/60%60, sec%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, m, s)
+	}
+	return fmt.Sprintf("%02d:%02d", m, s)
 }
 
 func orText(a, b string) string {
