@@ -61,10 +61,10 @@ var stateMachineExtraActions = []string{
 }
 
 // Actions that support no resource-level permissions, so "*" resources are
-// allowed with them (and only with them): log delivery, X-Ray, and Amazon
-// Transcribe's batch jobs.
+// allowed with them (and only with them): log delivery, X-Ray, Amazon
+// Transcribe's batch jobs and Amazon Textract's text detection.
 var starResourceActions = append(slices.Clone(stateMachineExtraActions),
-	"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob")
+	"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob", "textract:DetectDocumentText")
 
 func load(t *testing.T) (map[string]*tfModule, *tfModule) {
 	t.Helper()

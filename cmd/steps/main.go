@@ -72,7 +72,8 @@ func run(args []string, getenv func(string) string, logger *slog.Logger, stderr 
 // openRegistry opens DynamoDB and S3 and builds the step handlers. Users'
 // Lambda stages are invoked with the same AWS configuration; pipelineDir,
 // when set, is where users' commands run (see backend.StepOptions); audio
-// is transcribed as backend.AWSTranscriber chooses.
+// is transcribed as backend.AWSTranscriber chooses, page images read as
+// backend.AWSOCR chooses.
 func openRegistry(ctx context.Context, getenv func(string) string, logger *slog.Logger, parallelism int, pipelineDir string) (*pipeline.Registry, backend.AWSClients, error) {
 	cfg, err := backend.LoadAWSConfig(ctx, nil)
 	if err != nil {
@@ -87,10 +88,14 @@ func openRegistry(ctx context.Context, getenv func(string) string, logger *slog.
 	if err != nil {
 		return nil, clients, err
 	}
+	ocrEngine, err := backend.AWSOCR(getenv(backend.EnvOCR), cfg)
+	if err != nil {
+		return nil, clients, err
+	}
 	reg, err := backend.Registry(b, backend.StepOptions{
 		PDFBackend: getenv(backend.EnvPDFBackend), Logger: logger, Parallelism: parallelism,
 		PipelineDir: pipelineDir, Lambda: awslambda.Invoker{Client: awslambdaapi.NewFromConfig(cfg)},
-		Transcriber: transcriber,
+		Transcriber: transcriber, OCR: ocrEngine,
 	})
 	return reg, clients, err
 }

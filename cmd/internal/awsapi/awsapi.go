@@ -13,13 +13,15 @@ import (
 // Operations are "service:Operation" with the SDK's operation names.
 var (
 	// Steps is cmd/steps in Lambda mode: the step handlers on DynamoDB and
-	// S3, and Amazon Transcribe for audio when DOCPIPE_TRANSCRIBE=aws.
+	// S3, Amazon Transcribe for audio when DOCPIPE_TRANSCRIBE=aws, and
+	// Amazon Textract for page images when DOCPIPE_OCR=textract.
 	Steps = []string{
 		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem",
 		"dynamodb:DeleteItem",
 		"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
 		"s3:GetObject", "s3:HeadObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
 		"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob",
+		"textract:DetectDocumentText",
 	}
 	// Worker is `steps worker`: the step handlers plus the activity API,
 	// or the task queue of a queue-mode state machine.

@@ -20,6 +20,11 @@ import (
 // it is made (direct, through an interface, a paginator or a waiter).
 // Package granularity over-approximates: deployment helpers compiled into a
 // driver package but never run by a function are listed in notRun.
+//
+// Services the SDK has no package for here are called through our own
+// signed JSON clients; rawClients names each such package and the method
+// every operation goes through, whose second argument is the operation's
+// name as a string literal.
 
 var services = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb":    "dynamodb",
@@ -29,6 +34,15 @@ var services = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/sqs":         "sqs",
 	"github.com/aws/aws-sdk-go-v2/service/transcribe":  "transcribe",
 }
+
+var rawClients = map[string]struct{ service, method string }{
+	"github.com/docpipe/docpipe/pipeline/textract": {"textract", "call"},
+}
+
+// stepsLinkedNotCalled are operations of packages cmd/steps links whole
+// but never runs: Textract's asynchronous PDF detection (OCR sends page
+// images to DetectDocumentText).
+var stepsLinkedNotCalled = []string{"textract:GetDocumentTextDetection", "textract:StartDocumentTextDetection"}
 
 // notRun are operations of table/bucket/state machine set-up helpers that
 // live in linked packages but are only called by tests and dev tooling.
@@ -47,6 +61,7 @@ var ingestLinkedNotCalled = []string{
 	"dynamodb:DeleteItem", "s3:ListObjectsV2",
 	"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage",
 	"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob",
+	"textract:DetectDocumentText", "textract:GetDocumentTextDetection", "textract:StartDocumentTextDetection",
 }
 
 // relayLinkedNotCalled are operations of packages cmd/relay links whole
@@ -58,6 +73,7 @@ var relayLinkedNotCalled = []string{
 	"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
 	"s3:GetObject", "s3:HeadObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
 	"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob",
+	"textract:DetectDocumentText", "textract:GetDocumentTextDetection", "textract:StartDocumentTextDetection",
 }
 
 type goPackage struct {
@@ -90,16 +106,37 @@ func linkedPackages(t *testing.T, pkg string) []goPackage {
 	return pkgs
 }
 
-// operations scans packages for <svc>.<Op>Input references.
+// operations scans packages for <svc>.<Op>Input references, and the raw
+// clients for their calls.
 func operations(t *testing.T, pkgs []goPackage) map[string][]string {
 	t.Helper()
 	found := map[string][]string{} // op → packages
+	add := func(key, pkg string) {
+		if !slices.Contains(found[key], pkg) {
+			found[key] = append(found[key], pkg)
+		}
+	}
 	fset := token.NewFileSet()
 	for _, p := range pkgs {
 		for _, name := range p.GoFiles {
 			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if raw, ok := rawClients[p.ImportPath]; ok {
+				ast.Inspect(f, func(n ast.Node) bool {
+					call, ok := n.(*ast.CallExpr)
+					if !ok || len(call.Args) < 2 {
+						return true
+					}
+					sel, ok := call.Fun.(*ast.SelectorExpr)
+					lit, isLit := call.Args[1].(*ast.BasicLit)
+					if ok && isLit && sel.Sel.Name == raw.method && lit.Kind == token.STRING {
+						op, _ := strconv.Unquote(lit.Value)
+						add(raw.service+":"+op, p.ImportPath)
+					}
+					return true
+				})
 			}
 			aliases := map[string]string{}
 			for _, imp := range f.Imports {
@@ -131,10 +168,7 @@ func operations(t *testing.T, pkgs []goPackage) map[string][]string {
 					return true
 				}
 				if op, ok := strings.CutSuffix(sel.Sel.Name, "Input"); ok && op != "" && ast.IsExported(op) {
-					key := svc + ":" + op
-					if !slices.Contains(found[key], p.ImportPath) {
-						found[key] = append(found[key], p.ImportPath)
-					}
+					add(svc+":"+op, p.ImportPath)
 				}
 				return true
 			})
@@ -168,7 +202,7 @@ func TestOperationLists(t *testing.T) {
 	t.Parallel()
 	// The Lambda and the worker are one binary; the worker alone calls the
 	// activity API, from the sfn package's worker.
-	checkBinary(t, "github.com/docpipe/docpipe/cmd/steps", append(slices.Clone(Worker), "states:DescribeExecution", "states:StartExecution", "states:StopExecution"))
+	checkBinary(t, "github.com/docpipe/docpipe/cmd/steps", append(append(slices.Clone(Worker), "states:DescribeExecution", "states:StartExecution", "states:StopExecution"), stepsLinkedNotCalled...))
 	checkBinary(t, "github.com/docpipe/docpipe/cmd/ingest", append(slices.Clone(Ingest), ingestLinkedNotCalled...))
 	checkBinary(t, "github.com/docpipe/docpipe/cmd/relay", append(slices.Clone(Relay), relayLinkedNotCalled...))
 }

@@ -33,6 +33,7 @@ const (
 	EnvPDFBackend      = "DOCPIPE_PDF_BACKEND"       // auto, poppler or go
 	EnvPipelineDir     = "DOCPIPE_PIPELINE_DIR"      // <dir>/<pipeline>/ holds a pipeline's commands (workers)
 	EnvTranscribe      = "DOCPIPE_TRANSCRIBE"        // aws: Amazon Transcribe for audio; none (default): pocketsphinx when installed
+	EnvOCR             = "DOCPIPE_OCR"               // textract: Amazon Textract reads page images; tesseract (default): on the machine
 	EnvWebhookURL      = "DOCPIPE_WEBHOOK_URL"       // outcome events go to this webhook
 	EnvWebhookSecret   = "DOCPIPE_WEBHOOK_SECRET"    // its signing secret, whsec_...
 	EnvEventBridgeBus  = "DOCPIPE_EVENTBRIDGE_BUS"   // outcome events go to this bus

@@ -39,6 +39,8 @@ type StepOptions struct {
 	// Transcriber turns audio into text; nil: pocketsphinx on this
 	// machine (skipped with the reason when it is not installed).
 	Transcriber transcribe.Engine
+	// OCR recognises page images; nil: tesseract on this machine.
+	OCR ocr.Engine
 }
 
 // Registry builds the step handlers over b: every builtin, the generic
@@ -69,12 +71,15 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 	if o.Transcriber == nil {
 		o.Transcriber = transcribe.NewPocketsphinx()
 	}
+	if o.OCR == nil {
+		o.OCR = ocr.NewTesseract()
+	}
 	steps.Register(reg, steps.Deps{
 		Repo:        b.Repo,
 		Blobs:       b.Blobs,
 		Pipelines:   pipelines,
 		PDF:         pdf,
-		OCR:         ocr.NewTesseract(),
+		OCR:         o.OCR,
 		Transcriber: o.Transcriber,
 		PageImages:  o.PageImages,
 		Limits:      o.Limits,

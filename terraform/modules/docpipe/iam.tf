@@ -33,6 +33,10 @@ locals {
     transcribe_status = [
       "transcribe:GetTranscriptionJob",
     ]
+    # Granted only when var.ocr = "textract".
+    textract = [
+      "textract:DetectDocumentText",
+    ]
   }
 
   ingest_actions = {
@@ -142,6 +146,18 @@ data "aws_iam_policy_document" "steps" {
     content {
       sid       = "TranscribeStatus"
       actions   = local.steps_actions.transcribe_status
+      resources = ["*"]
+    }
+  }
+
+  # Amazon Textract reads rendered page images sent inline; its text
+  # detection supports no resource-level permissions.
+  dynamic "statement" {
+    for_each = var.ocr == "textract" ? [1] : []
+
+    content {
+      sid       = "Textract"
+      actions   = local.steps_actions.textract
       resources = ["*"]
     }
   }

@@ -36,6 +36,7 @@ resource "aws_lambda_function" "steps" {
       DOCPIPE_BUCKET      = aws_s3_bucket.this.id
       DOCPIPE_PDF_BACKEND = var.pdf_backend
       DOCPIPE_TRANSCRIBE  = var.transcribe
+      DOCPIPE_OCR         = var.ocr
     }
   }
 

@@ -163,6 +163,17 @@ variable "transcribe" {
   }
 }
 
+variable "ocr" {
+  description = "How the steps function reads scanned pages and images (DOCPIPE_OCR): textract sends each rendered page to Amazon Textract's DetectDocumentText, billed per page; tesseract runs on the function, whose Lambda runtime lacks it, so those pages are skipped with the reason."
+  type        = string
+  default     = "tesseract"
+
+  validation {
+    condition     = contains(["tesseract", "textract"], var.ocr)
+    error_message = "ocr must be tesseract or textract."
+  }
+}
+
 variable "ingest_memory_size" {
   description = "Memory of the ingest function in MB."
   type        = number
