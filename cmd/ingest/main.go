@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
@@ -51,11 +52,15 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	if err != nil {
 		return nil, err
 	}
+	project := or(getenv(backend.EnvProject), backend.DefaultProject)
 	return &handler{
 		Ingest: s3ingest.Ingest{
 			Ingester: &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket},
 			Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: smARN, Repo: b.Repo},
-			Project:  or(getenv(backend.EnvProject), backend.DefaultProject),
+			Project:  project,
+			// Each document runs the project's pipeline as it is set when
+			// the document arrives.
+			Route: pipelinedeploy.ProjectRoute(b.Repo, clients.SFN, smARN, project, pipelinefile.Default()),
 		},
 		S3:         clients.S3,
 		Reconciler: &sfn.Reconciler{API: clients.SFN, Repo: b.Repo, StateMachineARN: smARN, Logger: logger},

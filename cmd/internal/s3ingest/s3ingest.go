@@ -91,6 +91,18 @@ type Ingest struct {
 	// built-in pipeline.
 	Pipeline        string
 	PipelineVersion int
+	// Route, when set, picks the pipeline version and the state machine
+	// for each object when it arrives, in place of the fields above.
+	Route func(ctx context.Context) (Route, error)
+}
+
+// Route is where a new document goes: the stored pipeline version it runs
+// ("" records none: the built-in pipeline) and what starts it.
+type Route struct {
+	Pipeline        string
+	PipelineVersion int
+	Definition      pipeline.Definition
+	Executor        pipeline.Executor
 }
 
 // Result is what one ingest did.
@@ -110,6 +122,15 @@ func (in Ingest) Run(ctx context.Context, o Object) (Result, error) {
 	}
 	if err := in.Ingester.EnsureProject(ctx, in.Project, in.Project); err != nil {
 		return Result{}, err
+	}
+	if in.Route != nil {
+		r, err := in.Route(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		ig := *in.Ingester
+		ig.Definition = r.Definition
+		in.Ingester, in.Executor, in.Pipeline, in.PipelineVersion = &ig, r.Executor, r.Pipeline, r.PipelineVersion
 	}
 	reg, err := in.Ingester.Register(ctx, pipeline.IngestRequest{
 		ProjectID: in.Project, FileName: name, FileURI: "s3://" + o.Bucket + "/" + o.Key,
