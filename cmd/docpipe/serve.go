@@ -78,6 +78,7 @@ func serve(ctx context.Context, f *runFlags, listen, token string, ready func(ad
 		}
 		opts.Repo, opts.Blobs = b.Repo, b.Blobs
 		opts.Starter = &awsStarter{b: b, clients: clients, ingester: ig, stateMachine: f.stateMachine}
+		opts.ReviewCallback = sfn.ReviewCallback{API: clients.SFN}
 	} else {
 		lp, err := openLocalPipeline(ctx, f, f.stderr)
 		if err != nil {
@@ -86,6 +87,7 @@ func serve(ctx context.Context, f *runFlags, listen, token string, ready func(ad
 		defer lp.Close()
 		ls := newLocalStarter(lp, f.concurrency, logger)
 		opts.Repo, opts.Blobs, opts.Starter, worker = lp.backend.Repo, lp.backend.Blobs, ls, ls.work
+		opts.OnReviewDecided = ls.ReviewDecided
 	}
 	srv, err := dashboard.New(opts)
 	if err != nil {
@@ -157,6 +159,7 @@ func (s *localStarter) Upload(ctx context.Context, project, fileName string, bod
 	}
 	reg, err := s.lp.ingester.Register(ctx, pipeline.IngestRequest{
 		ProjectID: project, FileName: fileName, FileURI: "upload:" + fileName, Body: body, Reuse: true,
+		Pipeline: s.lp.pipeline.name, PipelineVersion: s.lp.pipeline.version,
 	})
 	if err != nil {
 		return reg, err

@@ -77,9 +77,11 @@ var listStatuses = map[string]pipeline.WorkflowStatus{
 	"pending":     pipeline.WorkflowPending,
 	"in_progress": pipeline.WorkflowInProgress,
 	"failed":      pipeline.WorkflowFailed,
+	// Parked on a review: waiting for a person, not for docpipe.
+	"waiting_review": pipeline.WorkflowWaitingReview,
 }
 
-// GET /api/analyses?status=in_progress|pending|failed&cursor=&limit=
+// GET /api/analyses?status=in_progress|pending|waiting_review|failed&cursor=&limit=
 func (s *Server) apiList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	name := q.Get("status")
@@ -88,7 +90,7 @@ func (s *Server) apiList(w http.ResponseWriter, r *http.Request) {
 	}
 	status, ok := listStatuses[name]
 	if !ok {
-		writeError(w, http.StatusBadRequest, "status must be pending, in_progress or failed (completed analyses are not in the status index)")
+		writeError(w, http.StatusBadRequest, "status must be pending, in_progress, waiting_review or failed (completed analyses are not in the status index)")
 		return
 	}
 	limit, err := pageLimit(r, defaultPage, maxPage)

@@ -25,7 +25,7 @@ const (
 // Snapshot is one reading of the status index.
 type Snapshot struct {
 	At      string         `json:"at"`
-	Counts  map[string]int `json:"counts"`  // pending, in_progress, failed
+	Counts  map[string]int `json:"counts"`  // pending, in_progress, waiting_review, failed
 	Capped  bool           `json:"capped"`  // some count stopped at CountUpTo
 	Running []progressView `json:"running"` // in progress, then pending; newest first
 	Failed  []progressView `json:"failed"`  // newest first

@@ -1,0 +1,220 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/steps"
+)
+
+// reviewerCookie keeps the name a person typed on the reviews page; the
+// page's script sets it, and actions without a "by" fall back to it.
+const reviewerCookie = "docpipe_reviewer"
+
+// maxDecisionBytes bounds a decision's JSON body (a comment and edits).
+const maxDecisionBytes = 1 << 20
+
+// reviewView is a review as the pages and the API show it. The task
+// token stays on the server: it answers a Step Functions task.
+type reviewView struct {
+	pipeline.Review
+	Overdue bool `json:"overdue"`
+}
+
+func newReviewView(v pipeline.Review, now time.Time) reviewView {
+	v.TaskToken = ""
+	return reviewView{Review: v, Overdue: v.Overdue(now)}
+}
+
+// Reviewers names who may decide: the owner of a claimed review, else
+// the assignees or the group. The page offers every action to everyone;
+// the repository decides who may take it.
+func (v reviewView) Reviewers() string {
+	switch {
+	case v.Owner != "":
+		return v.Owner
+	case len(v.Assign) > 0:
+		return strings.Join(v.Assign, ", ")
+	case v.Group != "":
+		return "group " + v.Group
+	}
+	return "anyone"
+}
+
+// reviewFilter is what a listing asks for: ?overdue=1, ?mine=NAME,
+// ?project=P.
+type reviewFilter struct {
+	overdue bool
+	mine    string
+	project string
+}
+
+func parseReviewFilter(q url.Values) reviewFilter {
+	return reviewFilter{overdue: q.Get("overdue") == "1" || q.Get("overdue") == "true", mine: q.Get("mine"), project: q.Get("project")}
+}
+
+// listReviews reads the undecided reviews, soonest due first (or the
+// overdue ones: one range query on the due dates), and keeps those the
+// filter asks for.
+func (s *Server) listReviews(r *http.Request, f reviewFilter, now time.Time) ([]reviewView, error) {
+	var list []pipeline.Review
+	var err error
+	if f.overdue {
+		list, err = s.opts.Repo.ListOverdueReviews(r.Context(), now)
+	} else {
+		list, err = s.opts.Repo.ListOpenReviews(r.Context())
+	}
+	if err != nil {
+		return nil, err
+	}
+	list = slices.DeleteFunc(list, func(v pipeline.Review) bool {
+		return f.project != "" && v.ProjectID != f.project || f.mine != "" && !v.MayDecide(f.mine)
+	})
+	views := make([]reviewView, len(list))
+	for i, v := range list {
+		views[i] = newReviewView(v, now)
+	}
+	return views, nil
+}
+
+// GET /api/reviews?overdue=1&mine=NAME&project=P
+func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	list, err := s.listReviews(r, parseReviewFilter(r.URL.Query()), now)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"reviews": list, "at": pipeline.FormatTime(now)})
+}
+
+// GET /reviews: the queue, with the overdue ones first.
+func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	f := parseReviewFilter(r.URL.Query())
+	open, err := s.listReviews(r, f, now)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	var overdue []reviewView
+	for _, v := range open {
+		if v.Overdue {
+			overdue = append(overdue, v)
+		}
+	}
+	reviewer := ""
+	if c, err := r.Cookie(reviewerCookie); err == nil {
+		reviewer, _ = url.QueryUnescape(c.Value)
+	}
+	s.render(w, r, "reviews", map[string]any{
+		"Reviews": open, "Overdue": overdue, "OnlyOverdue": f.overdue, "Reviewer": reviewer,
+	})
+}
+
+// decisionBody is what the page posts with an action.
+type decisionBody struct {
+	By      string            `json:"by"`
+	Comment string            `json:"comment"`
+	Edits   map[string]string `json:"edits"`
+}
+
+// POST /api/reviews/{id}/claim|release|approve|reject
+func (s *Server) apiReviewAction(w http.ResponseWriter, r *http.Request) {
+	action := pipeline.ReviewAction(r.PathValue("action"))
+	switch action {
+	case pipeline.ActionClaim, pipeline.ActionRelease, pipeline.ActionApprove, pipeline.ActionReject:
+	default:
+		writeError(w, http.StatusNotFound, "no such review action: "+string(action)+" (claim, release, approve or reject)")
+		return
+	}
+	var body decisionBody
+	if r.ContentLength != 0 {
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxDecisionBytes))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			writeError(w, http.StatusBadRequest, "a review action takes JSON {by, comment, edits}: "+err.Error())
+			return
+		}
+	}
+	if body.By == "" {
+		if c, err := r.Cookie(reviewerCookie); err == nil {
+			body.By, _ = url.QueryUnescape(c.Value)
+		}
+	}
+	if body.By == "" {
+		writeError(w, http.StatusBadRequest, "say who you are: every review action records who took it")
+		return
+	}
+	if len(body.Edits) > 0 && action != pipeline.ActionApprove {
+		writeError(w, http.StatusBadRequest, "only an approval carries edits")
+		return
+	}
+	id := r.PathValue("id")
+	wf, stage, err := pipeline.ParseReviewID(id)
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	if len(body.Edits) > 0 {
+		if err := s.checkEdits(r, wf, stage, body.Edits); err != nil {
+			s.writeReviewFailure(w, r, err)
+			return
+		}
+	}
+	d := pipeline.Decision{Action: action, By: body.By, Comment: body.Comment, Edits: body.Edits}
+	v, err := steps.Decide(r.Context(), s.opts.Repo, s.opts.Blobs, s.opts.ReviewCallback, id, d)
+	if err != nil {
+		s.writeReviewFailure(w, r, err)
+		return
+	}
+	if v.State.Decided() && s.opts.OnReviewDecided != nil {
+		s.opts.OnReviewDecided(v)
+	}
+	writeJSON(w, http.StatusOK, newReviewView(v, time.Now()))
+}
+
+// badEditError is an edit the review's pipeline cannot make.
+type badEditError struct{ err error }
+
+func (e badEditError) Error() string { return e.err.Error() }
+
+func (s *Server) checkEdits(r *http.Request, wf, stage string, edits map[string]string) error {
+	v, err := s.opts.Repo.GetReview(r.Context(), wf, stage)
+	if err != nil {
+		return err
+	}
+	def, err := s.opts.Repo.Definition(r.Context(), v.Pipeline, v.PipelineVersion)
+	if err != nil {
+		return err
+	}
+	for name := range edits {
+		if err := steps.CheckReviewEdit(def, name); err != nil {
+			return badEditError{err}
+		}
+	}
+	return nil
+}
+
+// writeReviewFailure answers a refused action: 409 when someone else took
+// the review first, 403 when it is someone else's, 400 for an edit that
+// cannot be made.
+func (s *Server) writeReviewFailure(w http.ResponseWriter, r *http.Request, err error) {
+	var bad badEditError
+	switch {
+	case errors.As(err, &bad):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, pipeline.ErrReviewDecided):
+		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, pipeline.ErrNotReviewer):
+		writeError(w, http.StatusForbidden, err.Error())
+	default:
+		s.writeFailure(w, r, err)
+	}
+}
