@@ -502,7 +502,7 @@ var resourceKinds = map[string][]string{
 	"dynamodb": {"aws_dynamodb_table.this"},
 	"s3":       {"aws_s3_bucket.this"},
 	"logs":     {"aws_cloudwatch_log_group."},
-	"lambda":   {"aws_lambda_function.steps"},
+	"lambda":   {"aws_lambda_function.steps", "local.pipeline_lambda_arns"},
 	"states":   {"local.state_machine_arn", "local.execution_arn_prefix"},
 	"events":   {"local.event_bus_arn"},
 }

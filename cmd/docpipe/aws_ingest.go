@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
-	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
+	"github.com/docpipe/docpipe/cmd/internal/pipelineroute"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
@@ -58,7 +58,7 @@ func (a awsIngest) ingest(ctx context.Context, files []string) ([]ingestResult, 
 	if err != nil {
 		return nil, err
 	}
-	machine, err := pipelinedeploy.StateMachine(ctx, b.Repo, a.stateMachine, chosen.name, chosen.version)
+	machine, err := pipelineroute.StateMachine(ctx, b.Repo, a.stateMachine, chosen.name, chosen.version)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func rerunOnAWS(ctx context.Context, b *backend.Backend, clients backend.AWSClie
 	if err != nil {
 		return nil, "", err
 	}
-	machine, err := pipelinedeploy.StateMachine(ctx, b.Repo, stateMachine, wf.Pipeline, wf.PipelineVersion)
+	machine, err := pipelineroute.StateMachine(ctx, b.Repo, stateMachine, wf.Pipeline, wf.PipelineVersion)
 	if err != nil {
 		return nil, "", err
 	}

@@ -88,8 +88,8 @@ and make that version current. A file whose content equals the current
 version stores nothing. Prints NAME@VERSION (new) or (unchanged).
 
 On AWS (--table) the file is validated for AWS, and the version gets a state
-machine of its own, docpipe-NAME-vVERSION, generated in the task mode of the
-deployment's state machine (--state-machine) and run with its role; its ARN
+machine of its own beside the deployment's state machine (--state-machine),
+<deployment>-NAME-vVERSION, generated in its task mode and run with its role; its ARN
 is recorded on the version, and documents of the pipeline start on it.`,
 		Example: `  docpipe pipeline apply samples/pipelines/redact/pipeline.yaml
   docpipe pipeline apply --table T --bucket B --state-machine ARN pipeline.yaml`,

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
-	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
+	"github.com/docpipe/docpipe/cmd/internal/pipelineroute"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
@@ -60,7 +60,7 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 			Project:  project,
 			// Each document runs the project's pipeline as it is set when
 			// the document arrives.
-			Route: pipelinedeploy.ProjectRoute(b.Repo, clients.SFN, smARN, project, pipelinefile.Default()),
+			Route: pipelineroute.ProjectRoute(b.Repo, clients.SFN, smARN, project, pipelinefile.Default()),
 		},
 		S3:         clients.S3,
 		Reconciler: &sfn.Reconciler{API: clients.SFN, Repo: b.Repo, StateMachineARN: smARN, Logger: logger},

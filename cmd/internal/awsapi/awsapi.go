@@ -13,8 +13,9 @@ import (
 // Operations are "service:Operation" with the SDK's operation names.
 var (
 	// Steps is cmd/steps in Lambda mode: the step handlers on DynamoDB and
-	// S3, Amazon Transcribe for audio when DOCPIPE_TRANSCRIBE=aws, and
-	// Amazon Textract for page images when DOCPIPE_OCR=textract.
+	// S3, Amazon Transcribe for audio when DOCPIPE_TRANSCRIBE=aws, Amazon
+	// Textract for page images when DOCPIPE_OCR=textract, and the Lambda
+	// functions users' pipelines name as stages.
 	Steps = []string{
 		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem",
 		"dynamodb:DeleteItem",
@@ -22,6 +23,7 @@ var (
 		"s3:GetObject", "s3:HeadObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
 		"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob",
 		"textract:DetectDocumentText",
+		"lambda:Invoke",
 	}
 	// Worker is `steps worker`: the step handlers plus the activity API,
 	// or the task queue of a queue-mode state machine.
@@ -47,6 +49,7 @@ var (
 // iamActions maps operations whose IAM action has another name.
 var iamActions = map[string][]string{
 	"s3:HeadObject":              {"s3:GetObject"},
+	"lambda:Invoke":              {"lambda:InvokeFunction"},
 	"s3:ListObjectsV2":           {"s3:ListBucket"},
 	"s3:CreateMultipartUpload":   {"s3:PutObject"},
 	"s3:UploadPart":              {"s3:PutObject"},

@@ -29,6 +29,7 @@ import (
 var services = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb":    "dynamodb",
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge": "events",
+	"github.com/aws/aws-sdk-go-v2/service/lambda":      "lambda",
 	"github.com/aws/aws-sdk-go-v2/service/s3":          "s3",
 	"github.com/aws/aws-sdk-go-v2/service/sfn":         "states",
 	"github.com/aws/aws-sdk-go-v2/service/sqs":         "sqs",

@@ -17,6 +17,7 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
+	"github.com/docpipe/docpipe/cmd/internal/pipelineroute"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -98,7 +99,7 @@ func TestUserPipelineThroughStepFunctions(t *testing.T) {
 			t.Errorf("delete state machine: %v", err)
 		}
 	})
-	if got, err := pipelinedeploy.StateMachine(ctx, d.B.Repo, d.StateMachineARN, def.Name, version); err != nil || got != arn {
+	if got, err := pipelineroute.StateMachine(ctx, d.B.Repo, d.StateMachineARN, def.Name, version); err != nil || got != arn {
 		t.Fatalf("the version's state machine is %q, %v; deployed %q", got, err, arn)
 	}
 	in := s3ingest.Ingest{
@@ -124,7 +125,7 @@ func TestUserPipelineThroughStepFunctions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(res.ExecutionID, ":execution:"+pipelinedeploy.StateMachineName(def.Name, version)+":") {
+		if !strings.Contains(res.ExecutionID, ":execution:"+pipelinedeploy.StateMachineName(d.StateMachineARN, def.Name, version)+":") {
 			t.Errorf("%s runs as %s, not on its version's state machine", path, res.ExecutionID)
 		}
 		d.wait(t, res.ExecutionID)

@@ -163,6 +163,16 @@ data "aws_iam_policy_document" "steps" {
   }
 
   # The log group is created here, so the function needs no CreateLogGroup.
+  # Users' Lambda stages: exactly the functions the pipeline files name.
+  dynamic "statement" {
+    for_each = length(local.pipeline_lambda_arns) > 0 ? [1] : []
+    content {
+      sid       = "InvokePipelineLambdaStages"
+      actions   = ["lambda:InvokeFunction"]
+      resources = local.pipeline_lambda_arns
+    }
+  }
+
   statement {
     sid       = "Logs"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
@@ -214,15 +224,15 @@ data "aws_iam_policy_document" "ingest" {
   statement {
     sid       = "StartExecution"
     actions   = local.ingest_actions.state_machine
-    resources = [local.state_machine_arn]
+    resources = [local.state_machine_arn, local.pipeline_state_machines_arn]
   }
 
   # The reconciler describes the executions it is told about or finds in
-  # the table: only this state machine's.
+  # the table: only this state machine's and its pipeline versions'.
   statement {
     sid       = "DescribeExecution"
     actions   = local.ingest_actions.executions
-    resources = ["${local.execution_arn_prefix}:*"]
+    resources = ["${local.execution_arn_prefix}:*", "${local.pipeline_executions_arn}:*"]
   }
 
   statement {
@@ -298,13 +308,13 @@ data "aws_iam_policy_document" "state_machine" {
   statement {
     sid       = "StartChildExecutions"
     actions   = ["states:StartExecution"]
-    resources = [local.state_machine_arn]
+    resources = [local.state_machine_arn, local.pipeline_state_machines_arn]
   }
 
   statement {
     sid       = "ManageChildExecutions"
     actions   = ["states:DescribeExecution", "states:StopExecution"]
-    resources = ["${local.execution_arn_prefix}/*"]
+    resources = ["${local.execution_arn_prefix}/*", "${local.pipeline_executions_arn}/*"]
   }
 
   # Log delivery as Step Functions documents it: these actions support no

@@ -14,6 +14,20 @@ locals {
   # Executions are execution:<state machine>:<name>; Distributed Map child
   # executions are execution:<state machine>/<map run>:<name>.
   execution_arn_prefix = "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:execution:${local.state_machine_name}"
+
+  # Users' pipeline versions run in state machines named
+  # <state machine>-<pipeline>-v<version> (docpipe pipeline apply), which
+  # the grants of the deployment's own machine cover by this prefix.
+  pipeline_state_machines_arn = "${local.state_machine_arn}-*"
+  pipeline_executions_arn     = "${local.execution_arn_prefix}-*"
+
+  # The Lambda functions users' pipelines name as stages: the only functions
+  # the steps function may invoke.
+  pipeline_lambda_arns = sort(distinct(flatten([
+    for f in var.pipeline_files : [
+      for st in yamldecode(file(f)).stages : st.run.lambda if can(st.run.lambda)
+    ]
+  ])))
 }
 
 ################################################################################

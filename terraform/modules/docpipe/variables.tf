@@ -308,3 +308,9 @@ variable "webhook_secret" {
   default     = ""
   sensitive   = true
 }
+
+variable "pipeline_files" {
+  description = "Your own pipeline files (YAML). The module reads them only to let the steps function invoke the Lambda functions their stages name; `docpipe pipeline apply --table T --state-machine ARN FILE` stores each version and deploys its state machine."
+  type        = list(string)
+  default     = []
+}
