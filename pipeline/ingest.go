@@ -123,6 +123,11 @@ func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registrati
 		Pipeline: req.Pipeline, PipelineVersion: req.PipelineVersion,
 		Status: WorkflowPending, CreatedAt: now, UpdatedAt: now,
 	}
+	// The workflow item promises the source bytes: make them durable first.
+	if err := blob.Flush(ctx, ig.Blobs); err != nil {
+		dropCopy()
+		return Registration{}, fmt.Errorf("register %s: %w", req.FileName, err)
+	}
 	if err := ig.Repo.CreateWorkflow(ctx, doc, wf, ig.Definition.Stages); err != nil {
 		if errors.Is(err, ErrAlreadyExists) {
 			// Either our own create committed and a retry of it (after a

@@ -50,6 +50,24 @@ type Store interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// Syncer is implemented by stores whose Put leaves bytes in a volatile
+// cache (a directory store writes without an fsync per object): Flush makes
+// every object Put before the call durable. Callers flush once before they
+// record, in the table, that a step's objects exist. Stores whose Put is
+// durable when it returns (S3) need not implement it.
+type Syncer interface {
+	Flush(ctx context.Context) error
+}
+
+// Flush makes the objects Put on s so far durable when s is a Syncer, and
+// does nothing otherwise.
+func Flush(ctx context.Context, s Store) error {
+	if sy, ok := s.(Syncer); ok {
+		return sy.Flush(ctx)
+	}
+	return nil
+}
+
 // ValidateKey rejects empty keys, absolute paths, empty segments ("a//b",
 // trailing "/"), "." and ".." segments, backslashes and NUL bytes.
 func ValidateKey(key string) error {

@@ -108,3 +108,7 @@ func (s *meteredStore) Delete(ctx context.Context, key string) error {
 	s.m.blobDels.Add(1)
 	return s.next.Delete(ctx, key)
 }
+
+// Flush passes a durability barrier on to the store it wraps; it is not a
+// request of its own.
+func (s *meteredStore) Flush(ctx context.Context) error { return blob.Flush(ctx, s.next) }

@@ -211,7 +211,7 @@ func (h *handlers) aiSegments(ctx context.Context, in pipeline.StepInput, pipe *
 			finish = append(finish, *f)
 		}
 	}
-	if _, err := h.Repo.FinishSegments(ctx, in.Workflow.WorkflowID, finish); err != nil {
+	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, finish); err != nil {
 		return outcome{}, storageErr("record segments", err)
 	}
 	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed, %d input and %d output tokens", b.Batch, len(segs), failed, usage.InputTokens, usage.OutputTokens)}, nil

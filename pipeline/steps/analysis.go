@@ -99,7 +99,7 @@ func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput, p
 		}
 		fins = append(fins, pipeline.SegmentFinish{Index: e.Index, To: e.Status, Result: res})
 	}
-	if _, err := h.Repo.FinishSegments(ctx, in.Workflow.WorkflowID, fins); err != nil {
+	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, fins); err != nil {
 		return outcome{}, storageErr("record segments", err)
 	}
 	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed", b.Batch, len(entries), failed)}, nil

@@ -206,6 +206,9 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if to == pipeline.StepSkipped {
 			note = res.message
 		}
+		if err := h.flushBlobs(ctx); err != nil {
+			return nil, err
+		}
 		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, to, note); err != nil {
 			return nil, storageErr("finish step", err)
 		}
@@ -273,12 +276,33 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 		if step != "" && !slices.Contains(before, st.Name) {
 			continue
 		}
+		if err := h.flushBlobs(ctx); err != nil {
+			return err
+		}
 		msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
 		if _, err := h.Repo.TransitionStep(ctx, ref, st.Name, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed}, pipeline.StepCompleted, msg); err != nil {
 			return storageErr("close "+st.Name, err)
 		}
 	}
 	return nil
+}
+
+// flushBlobs makes the blobs written so far durable, before the table
+// records that they exist: a step completed, a segment finished.
+func (h *handlers) flushBlobs(ctx context.Context) error {
+	if err := blob.Flush(ctx, h.Blobs); err != nil {
+		return storageErr("flush blobs", err)
+	}
+	return nil
+}
+
+// finishSegments records segment outcomes once the blobs they name are
+// durable.
+func (h *handlers) finishSegments(ctx context.Context, workflowID string, fins []pipeline.SegmentFinish) (int, error) {
+	if err := h.flushBlobs(ctx); err != nil {
+		return 0, err
+	}
+	return h.Repo.FinishSegments(ctx, workflowID, fins)
 }
 
 func done(s pipeline.StepStatus) bool {

@@ -215,7 +215,7 @@ func (h *handlers) finishOpenSegments(ctx context.Context, in pipeline.StepInput
 		}
 		fins = append(fins, pipeline.SegmentFinish{Index: s.Index, To: to, Result: pipeline.SegmentResult{Error: reason}})
 	}
-	n, err := h.Repo.FinishSegments(ctx, in.Workflow.WorkflowID, fins)
+	n, err := h.finishSegments(ctx, in.Workflow.WorkflowID, fins)
 	if err != nil {
 		return n, storageErr("record segments", err)
 	}

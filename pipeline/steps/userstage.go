@@ -243,7 +243,7 @@ func (h *handlers) runSegmentStage(ctx context.Context, in pipeline.StepInput, p
 			finish = append(finish, *f)
 		}
 	}
-	if _, err := h.Repo.FinishSegments(ctx, in.Workflow.WorkflowID, finish); err != nil {
+	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, finish); err != nil {
 		return outcome{}, storageErr("record segments", err)
 	}
 	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed", b.Batch, len(out), failedCount)}, nil

@@ -2,9 +2,13 @@ package dirblob_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -116,5 +120,114 @@ func TestNewRejectsEmptyRoot(t *testing.T) {
 	t.Parallel()
 	if _, err := dirblob.New(""); err == nil {
 		t.Fatal("New(\"\") succeeded")
+	}
+}
+
+// Put does not sync; Flush syncs once for every Put before it, and not
+// again while nothing new was written.
+func TestFlushSyncsWrittenObjects(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	s, err := dirblob.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syncs atomic.Int64
+	dirblob.SetSyncHook(s, func(r string) error {
+		if r != s.Root() {
+			t.Errorf("synced %s, want the store's root %s", r, s.Root())
+		}
+		syncs.Add(1)
+		return nil
+	})
+	ctx := context.Background()
+	if err := s.Flush(ctx); err != nil || syncs.Load() != 0 {
+		t.Fatalf("Flush of an untouched store: err %v, %d syncs, want none", err, syncs.Load())
+	}
+	for i := range 5 {
+		if err := blob.PutBytes(ctx, s, fmt.Sprintf("w/%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := syncs.Load(); n != 0 {
+		t.Fatalf("Put synced %d times, want 0", n)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n != 1 {
+		t.Fatalf("two Flushes after five Puts synced %d times, want 1", n)
+	}
+	if err := blob.PutBytes(ctx, s, "w/late", []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.Flush(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n != 2 {
+		t.Fatalf("a Put after the last Flush: %d syncs in all, want 2", n)
+	}
+}
+
+// A failed sync is reported, and the next Flush tries again.
+func TestFlushRetriesFailedSync(t *testing.T) {
+	t.Parallel()
+	s, err := dirblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail := errors.New("disk gone")
+	calls := 0
+	dirblob.SetSyncHook(s, func(string) error {
+		calls++
+		if calls == 1 {
+			return fail
+		}
+		return nil
+	})
+	ctx := context.Background()
+	if err := blob.PutBytes(ctx, s, "a", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); !errors.Is(err, fail) {
+		t.Fatalf("Flush = %v, want the sync's error", err)
+	}
+	if err := s.Flush(ctx); err != nil || calls != 2 {
+		t.Fatalf("second Flush: err %v after %d syncs, want a second sync that succeeds", err, calls)
+	}
+}
+
+// Concurrent Flushes share syncs: never more syncs than Flush calls that
+// found something new, and every Put is covered once all have returned.
+func TestConcurrentFlushesShareSyncs(t *testing.T) {
+	t.Parallel()
+	s, err := dirblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syncs atomic.Int64
+	dirblob.SetSyncHook(s, func(string) error { syncs.Add(1); return nil })
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			if err := blob.PutBytes(ctx, s, fmt.Sprintf("c/%d", i), []byte("x")); err != nil {
+				t.Error(err)
+			}
+			if err := s.Flush(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := syncs.Load(); n < 1 || n > 16 {
+		t.Fatalf("%d syncs for 16 flushing writers", n)
+	}
+	before := syncs.Load()
+	if err := s.Flush(ctx); err != nil || syncs.Load() != before {
+		t.Fatalf("Flush after every writer flushed synced again (err %v)", err)
 	}
 }
