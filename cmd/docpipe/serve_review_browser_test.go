@@ -23,18 +23,7 @@ func TestServeReviewInBrowser(t *testing.T) {
 	}
 	home := t.TempDir()
 	file := filepath.Join(t.TempDir(), "pipeline.yaml")
-	src := `name: reviewed
-stages:
-  - name: segment_analyzer
-    run: {builtin: segment_analyzer}
-  - name: document_summarizer
-    needs: [segment_analyzer]
-    run: {builtin: document_summarizer}
-  - name: check
-    needs: [document_summarizer]
-    run: {review: {assign: [alice]}, due: 72h}
-`
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(reviewedPipeline), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want(t, 0, []string{"reviewed@1 (new)"}, "pipeline", "apply", file, "--home", home)
