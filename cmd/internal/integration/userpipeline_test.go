@@ -5,7 +5,10 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +29,8 @@ import (
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
-// userPipeline is a pipeline of commands: a segment stage, two document
-// branches at once, a stage its `when` skips for text, and a stage that
+// userPipeline is a pipeline of users' stages: a segment command, two
+// document branches at once (a command and an HTTP service), a stage its `when` skips for text, and a stage that
 // fails transiently once per workflow (exit 75, retried) and for good on a
 // file named bad.txt. It stands at the top level, not in a branch: moto's
 // Parallel does not catch a branch's error (statemachine/interp/DIFFERENCES.md).
@@ -47,7 +50,7 @@ stages:
     run: {command: [python3, -c, "import json,sys; r=json.load(sys.stdin); print(json.dumps({'branch': 'left', 'file': r['document']['file_name']}))"]}
   - name: right
     needs: [segment_analyzer]
-    run: {command: [python3, -c, "import json,sys; r=json.load(sys.stdin); print(json.dumps({'branch': 'right', 'pages': r['document']['pages']}))"]}
+    run: {http: ENRICH_URL}
   - name: pdf_only
     needs: [segment_analyzer]
     when: {format: [pdf]}
@@ -58,19 +61,38 @@ stages:
     run: {command: [python3, -c, "import json,os,sys; r=json.load(sys.stdin); mark='tried-'+r['workflow_id']\nif r['document']['file_name']=='bad.txt': sys.stderr.write('refusing bad.txt'); sys.exit(1)\nif not os.path.exists(mark): open(mark,'w').close(); sys.exit(75)\nprint(json.dumps({'after_retry': True}))"]}
 `
 
+// enrichServer is the HTTP stage "right": it answers with the document's
+// page count.
+func enrichServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Document struct{ Pages int } `json:"document"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, `{"branch": "right", "pages": %d}`, req.Document.Pages)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // userStages are the stages whose outputs are compared.
 var userStages = []string{"count", "left", "right", "pdf_only", "flaky"}
 
 // A user's pipeline applied to AWS gets a state machine of its own; a
 // document run through it on Step Functions and the queue worker ends with
 // the same segments, stage outputs and step statuses as on the embedded
-// engine. A permanent failure is recorded on its stage on both.
+// engine: the worker resolves the workflow's version from the table and
+// runs its command and HTTP stages. A permanent failure is recorded on its stage on both.
 func TestUserPipelineThroughStepFunctions(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pipeline.yaml")
-	if err := os.WriteFile(file, []byte(userPipeline), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(userPipeline, "ENRICH_URL", enrichServer(t))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	def, err := pipelinefile.Load(file)
@@ -171,6 +193,9 @@ func TestUserPipelineThroughStepFunctions(t *testing.T) {
 	}
 	if bad.status != pipeline.WorkflowFailed || bad.steps["flaky"] != pipeline.StepFailed {
 		t.Errorf("bad.txt: %s, steps %v", bad.status, bad.steps)
+	}
+	if !strings.Contains(good.outputs["right"], `"branch": "right"`) || !strings.Contains(good.outputs["left"], `"branch": "left"`) {
+		t.Errorf("branches answered %q and %q", good.outputs["left"], good.outputs["right"])
 	}
 	if len(good.outputs) < 4 {
 		t.Errorf("notes.md: stage outputs %v", good.outputs)
