@@ -24,16 +24,37 @@ func (r *Repository) GetProgress(ctx context.Context, workflowID string) (StepPr
 // (a retried change that committed before); a step in any other state gives
 // an error matching ErrStale and table.ErrConditionFailed.
 func (r *Repository) TransitionStep(ctx context.Context, ref WorkflowRef, step string, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
+	return r.transitionStep(ctx, ref, step, "", from, to, errMsg)
+}
+
+// TransitionStepFrom is TransitionStep for a caller that has just read the
+// step as seen (from StepProgress): the change is tried from seen in one
+// conditional transaction, without reading the step again. When the step
+// has moved on since, it proceeds as TransitionStep does.
+func (r *Repository) TransitionStepFrom(ctx context.Context, ref WorkflowRef, step string, seen StepStatus, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
+	switch {
+	case seen == to:
+		return false, nil // a retried change that committed before
+	case !slices.Contains(from, seen):
+		seen = ""
+	}
+	return r.transitionStep(ctx, ref, step, seen, from, to, errMsg)
+}
+
+func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, step string, seen StepStatus, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
 	if err := validName("step", step); err != nil {
 		return false, err
 	}
 	if len(from) == 0 {
 		return false, fmt.Errorf("pipeline: transition of %s with no from state", step)
 	}
-	// With one possible from state the audit record knows it; with several,
-	// read the step first so the record says which one it was.
+	// The audit record says which from state the step left: the one state
+	// possible, the one the caller saw, or else the one read here.
 	cur := from[0]
-	if len(from) > 1 {
+	switch {
+	case seen != "":
+		cur = seen
+	case len(from) > 1:
 		st, done, err := r.stepFrom(ctx, ref.WorkflowID, step, from, to)
 		if err != nil || done {
 			return false, err

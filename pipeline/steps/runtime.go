@@ -186,7 +186,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if in.Skip {
 			return h.skipStage(ctx, in, st)
 		}
-		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+		if _, err := h.Repo.TransitionStepFrom(ctx, in.Workflow, step, prog.Steps[step].Status, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
 			return nil, storageErr("start step", err)
 		}
 		started := time.Now()
@@ -250,7 +250,7 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 			// step already closed.
 			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
 		}
-		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+		if _, err := h.Repo.TransitionStepFrom(ctx, in.Workflow, step, prog.Steps[step].Status, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
 			return nil, storageErr("start step", err)
 		}
 		res, err := safeRun(ctx, in, pipe, body)
@@ -280,7 +280,7 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 			return err
 		}
 		msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
-		if _, err := h.Repo.TransitionStep(ctx, ref, st.Name, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed}, pipeline.StepCompleted, msg); err != nil {
+		if _, err := h.Repo.TransitionStepFrom(ctx, ref, st.Name, prog.Steps[st.Name].Status, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed}, pipeline.StepCompleted, msg); err != nil {
 			return storageErr("close "+st.Name, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/metered"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
@@ -26,6 +27,7 @@ var repositoryTests = []struct {
 	{"ListProjectWorkflowsNewestFirst", testListProjectWorkflows},
 	{"TransitionRace", testTransitionRace},
 	{"TransitionSequence", testTransitionSequence},
+	{"TransitionFromSeen", testTransitionFromSeen},
 	{"StepProgress", testStepProgress},
 	{"TransitionStepsInParallel", testTransitionParallelSteps},
 	{"TransitionMissing", testTransitionMissing},
@@ -471,6 +473,62 @@ func testTransitionSequence(t *testing.T, tb table.Table, _ config) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("transitions =\n%v\nwant\n%v", got, want)
+	}
+}
+
+// testTransitionFromSeen: a change from the state the caller saw is one
+// transaction and no read; from a state the step has left since, it still
+// applies from the actual state (and the audit record names that one), or
+// is stale when that state is not one it may leave.
+func testTransitionFromSeen(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	var m metered.Meter
+	repo := pipeline.NewRepository(m.Table(tb))
+	f := setup(t, repo)
+	step := pipeline.StepFormatParser
+	retry := []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}
+	requests := func() metered.Counts { return m.Counts() }
+
+	before := requests()
+	if ok, err := repo.TransitionStepFrom(ctx, f.ref, step, pipeline.StepPending, retry, pipeline.StepInProgress, ""); !ok || err != nil {
+		t.Fatalf("start from the seen state: %v, %v", ok, err)
+	}
+	if got := requests(); got.TableReads != before.TableReads || got.TableWrites != before.TableWrites+1 {
+		t.Fatalf("start from the seen state took %d reads and %d writes, want 0 and 1", got.TableReads-before.TableReads, got.TableWrites-before.TableWrites)
+	}
+	before = requests()
+	if ok, err := repo.TransitionStepFrom(ctx, f.ref, step, pipeline.StepInProgress, retry, pipeline.StepInProgress, ""); ok || err != nil || requests() != before {
+		t.Fatalf("seen already in the target state: applied=%v err=%v, want a no-op without requests", ok, err)
+	}
+	if ok, err := repo.TransitionStep(ctx, f.ref, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, "crashed"); !ok || err != nil {
+		t.Fatalf("fail: %v, %v", ok, err)
+	}
+	// Seen pending, but the step failed since: restarted from failed.
+	if ok, err := repo.TransitionStepFrom(ctx, f.ref, step, pipeline.StepPending, retry, pipeline.StepInProgress, ""); !ok || err != nil {
+		t.Fatalf("restart from a stale seen state: %v, %v", ok, err)
+	}
+	// Seen pending, but the step is in progress: completing from pending
+	// or failed is stale.
+	ok, err := repo.TransitionStepFrom(ctx, f.ref, step, pipeline.StepPending, retry, pipeline.StepCompleted, "")
+	wantStale(t, "complete from a stale seen state", ok, err)
+	if st := progress(t, repo, f.wf.ID).Steps[step]; st.Status != pipeline.StepInProgress || st.Error != "" {
+		t.Fatalf("step after the changes = %+v", st)
+	}
+	trs, err := repo.ListTransitions(ctx, f.wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]pipeline.StepStatus
+	for _, x := range trs {
+		got = append(got, [2]pipeline.StepStatus{x.From, x.To})
+	}
+	want := [][2]pipeline.StepStatus{
+		{pipeline.StepPending, pipeline.StepInProgress},
+		{pipeline.StepInProgress, pipeline.StepFailed},
+		{pipeline.StepFailed, pipeline.StepInProgress},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("transitions = %v, want %v", got, want)
 	}
 }
 
