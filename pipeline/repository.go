@@ -86,12 +86,8 @@ func encode(v any) (map[string]any, error) {
 
 // decode reads an item's "data" into an entity.
 func decode(it table.Item, v any) error {
-	b, err := json.Marshal(it.Data())
-	if err != nil {
-		return fmt.Errorf("pipeline: decode %s: %w", it.Key(), err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("pipeline: decode %s: %w", it.Key(), err)
+	if err := table.DecodeData(it, v); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
 	}
 	return nil
 }
@@ -173,9 +169,8 @@ func setOrRemove(path, s string) table.Update {
 }
 
 func (r *Repository) get(ctx context.Context, key table.Key, v any) error {
-	it, err := r.t.Get(ctx, key)
-	if err != nil {
+	if err := table.GetData(ctx, r.t, key, v); err != nil {
 		return fmt.Errorf("pipeline: get %s: %w", key, err)
 	}
-	return decode(it, v)
+	return nil
 }

@@ -54,6 +54,12 @@ func (t *meteredTable) Get(ctx context.Context, key table.Key) (table.Item, erro
 	return t.next.Get(ctx, key)
 }
 
+// GetData counts one read, as Get does: it is the same GetItem.
+func (t *meteredTable) GetData(ctx context.Context, key table.Key, v any) error {
+	t.m.tableReads.Add(1)
+	return table.GetData(ctx, t.next, key, v)
+}
+
 func (t *meteredTable) Put(ctx context.Context, item table.Item, cond table.Cond) error {
 	t.m.tableWrites.Add(1)
 	return t.next.Put(ctx, item, cond)

@@ -64,7 +64,10 @@ type Table struct {
 	commits committer // concurrent transactions share a commit
 }
 
-var _ table.Table = (*Table)(nil)
+var (
+	_ table.Table      = (*Table)(nil)
+	_ table.DataReader = (*Table)(nil)
+)
 
 // Option configures Open.
 type Option func(*config)

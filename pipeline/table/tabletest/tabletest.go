@@ -96,6 +96,7 @@ var tableTests = []struct {
 }{
 	{"GetMissing", testGetMissing},
 	{"PutGetNormalizes", testPutGetNormalizes},
+	{"GetData", testGetData},
 	{"PutOverwriteAndConditions", testPutConditions},
 	{"Conditions", testConditions},
 	{"UpdateSetAddRemove", testUpdate},
@@ -205,6 +206,53 @@ func future() float64 { return float64(time.Now().Add(48 * time.Hour).Unix()) }
 
 func testGetMissing(t *testing.T, tb table.Table, _ config) {
 	wantMissing(t, tb, key(newPK("missing"), "X"))
+}
+
+// testGetData: table.GetData decodes an item's data as Get and JSON
+// would, whether or not the driver reads it straight from stored text, and
+// misses what Get misses.
+func testGetData(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	type inner struct {
+		X int `json:"x"`
+	}
+	type entity struct {
+		S      string           `json:"s"`
+		I      int              `json:"i"`
+		F      float64          `json:"f"`
+		B      bool             `json:"b"`
+		List   []string         `json:"list"`
+		Nested map[string]inner `json:"nested"`
+		Absent string           `json:"absent"`
+	}
+	pk := newPK("getdata")
+	mustPut(t, tb, item(pk, "A", "GSI1PK", "g", "GSI1SK", "s", "data", map[string]any{
+		"s": "text", "i": 42, "f": 1.5, "b": true, "list": []string{"a", "b"},
+		"nested": map[string]any{"k": map[string]any{"x": 9}}, "extra": "ignored",
+	}))
+	var got entity
+	if err := table.GetData(ctx, tb, key(pk, "A"), &got); err != nil {
+		t.Fatalf("GetData: %v", err)
+	}
+	var viaGet entity
+	if err := table.DecodeData(mustGet(t, tb, key(pk, "A")), &viaGet); err != nil {
+		t.Fatal(err)
+	}
+	want := entity{S: "text", I: 42, F: 1.5, B: true, List: []string{"a", "b"}, Nested: map[string]inner{"k": {X: 9}}}
+	wantEqual(t, "GetData", got, want)
+	wantEqual(t, "Get then DecodeData", viaGet, want)
+
+	mustPut(t, tb, item(pk, "NODATA"))
+	keep := entity{S: "kept"}
+	if err := table.GetData(ctx, tb, key(pk, "NODATA"), &keep); err != nil || keep.S != "kept" {
+		t.Fatalf("GetData of an item without data: %v, %+v (want it left as it was)", err, keep)
+	}
+	mustPut(t, tb, item(pk, "OLD", table.AttrTTL, expired(), "data", map[string]any{"s": "old"}))
+	for _, k := range []table.Key{key(pk, "OLD"), key(pk, "MISSING")} {
+		if err := table.GetData(ctx, tb, k, &got); !errors.Is(err, table.ErrNotFound) {
+			t.Fatalf("GetData %s = %v, want ErrNotFound", k, err)
+		}
+	}
 }
 
 func testPutGetNormalizes(t *testing.T, tb table.Table, _ config) {
