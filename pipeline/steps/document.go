@@ -285,15 +285,22 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 	if prog.Status == pipeline.WorkflowCompleted {
 		return encodeOutput(pipeline.StepOutput{Step: in.Step, Skipped: true, Message: "already completed"})
 	}
+	pipe, err := h.pipelineOf(ctx, prog)
+	if err != nil {
+		return nil, err
+	}
+	if pipe.lastSegment == "" && prog.SegmentsDone+prog.SegmentsFailed+prog.SegmentsSkipped != prog.TotalSegments {
+		// No segment stage ran to give the segments their final status:
+		// they are done as built (or skipped/failed as their text says).
+		if prog, err = h.finishAllOpenSegments(ctx, in.Workflow); err != nil {
+			return nil, err
+		}
+	}
 	if finished := prog.SegmentsDone + prog.SegmentsFailed + prog.SegmentsSkipped; finished != prog.TotalSegments {
 		return nil, &steperr.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
 	}
 	if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
 		return nil, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
-	}
-	pipe, err := h.pipelineOf(ctx, prog)
-	if err != nil {
-		return nil, err
 	}
 	if err := h.closeBatchStages(ctx, in.Workflow, "", prog, pipe); err != nil {
 		return nil, err
@@ -302,6 +309,46 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 		return nil, storageErr("complete workflow", err)
 	}
 	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)})
+}
+
+// finishAllOpenSegments gives every open segment of a pipeline without a
+// segment stage its final status (done when it has text, otherwise as
+// readSegment says) and returns the progress afterwards.
+func (h *handlers) finishAllOpenSegments(ctx context.Context, ref pipeline.WorkflowRef) (pipeline.StepProgress, error) {
+	var fins []pipeline.SegmentFinish
+	for token := ""; ; {
+		segs, next, err := h.Repo.ListSegments(ctx, ref.WorkflowID, 1000, token)
+		if err != nil {
+			return pipeline.StepProgress{}, storageErr("read segments", err)
+		}
+		for _, s := range segs {
+			if s.Status != pipeline.SegmentPending {
+				continue
+			}
+			to, reason := pipeline.SegmentDone, ""
+			if s.Source == "ocr" || s.Source == "audio" {
+				_, st, why, err := h.readSegment(ctx, s, segmentView{})
+				if err != nil {
+					return pipeline.StepProgress{}, err
+				}
+				if st != "" {
+					to, reason = st, why
+				}
+			}
+			fins = append(fins, pipeline.SegmentFinish{Index: s.Index, To: to, Result: pipeline.SegmentResult{Error: reason}})
+		}
+		if token = next; token == "" {
+			break
+		}
+	}
+	if _, err := h.finishSegments(ctx, ref.WorkflowID, fins); err != nil {
+		return pipeline.StepProgress{}, storageErr("record segments", err)
+	}
+	prog, err := h.Repo.GetProgress(ctx, ref.WorkflowID)
+	if err != nil {
+		return prog, storageErr("read progress", err)
+	}
+	return prog, nil
 }
 
 // workflowFailed records a failure the state machine caught: the steps still

@@ -466,3 +466,23 @@ json.dump({"ok": True}, sys.stdout)
 		t.Errorf("the analyzer analysed the failed segment")
 	}
 }
+
+// A pipeline without any segment stage still gives every segment its final
+// status (finalize closes them) and completes.
+func TestPipelineWithoutSegmentStagesCompletes(t *testing.T) {
+	t.Parallel()
+	def := writePipeline(t, `
+name: document-only
+stages:
+  - name: count
+    run: {command: [python3, count.py]}
+`, map[string]string{
+		"count.py": "import json, sys\nreq = json.load(sys.stdin)\njson.dump({'pages': req['document']['pages']}, sys.stdout)\n",
+	})
+	r := newUserRig(t, def)
+	_, prog := r.run(t, sample("letter.txt"))
+	wantCompleted(t, prog)
+	if prog.TotalSegments == 0 || prog.SegmentsDone != prog.TotalSegments {
+		t.Errorf("segments: %d done of %d", prog.SegmentsDone, prog.TotalSegments)
+	}
+}
