@@ -19,6 +19,9 @@ type ProjectSettings struct {
 	// Pipeline is the pipeline run when none is named: NAME or NAME@VERSION;
 	// "" is the built-in one.
 	Pipeline string `json:"pipeline,omitempty"`
+	// MaxConcurrentWorkflows bounds how many of the project's workflows are
+	// in progress at once (AdmitWorkflow); 0 is no limit.
+	MaxConcurrentWorkflows int `json:"max_concurrent_workflows,omitempty"`
 }
 
 // OCRSettings say whether and how pages without text are recognised.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -149,7 +150,15 @@ func (r *Repository) stepStatus(ctx context.Context, workflowID, step string) (S
 // index entry is rewritten, or removed for a completed workflow (the index
 // is sparse: it holds only what someone waits on or must look at). The
 // idempotency rule is TransitionStep's.
+//
+// A workflow entering in_progress takes one of its project's slots and one
+// leaving it gives the slot back, in the same transaction (slotActions);
+// only AdmitWorkflow refuses a workflow over the project's limit.
 func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) (bool, error) {
+	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false)
+}
+
+func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string, gate bool) (bool, error) {
 	if len(from) == 0 {
 		return false, fmt.Errorf("pipeline: status change of %s with no from state", ref.WorkflowID)
 	}
@@ -161,7 +170,12 @@ func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 	applied := false
 	what := func() string { return "workflow " + ref.WorkflowID }
 	err = r.retry(ctx, what, func() error {
-		err := r.t.Transact(ctx, withOutcomeEvent(r.statusActions(ref, from, to, errMsg), event))
+		slots, err := r.slotActions(ctx, ref, from, to, gate)
+		if err != nil {
+			return err
+		}
+		actions := append(r.statusActions(ref, slots.from, to, errMsg), slots.actions...)
+		err = r.t.Transact(ctx, withOutcomeEvent(actions, event))
 		if err == nil {
 			applied = true
 			return nil
@@ -180,6 +194,11 @@ func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 			return nil
 		case !slices.Contains(from, p.Status):
 			return fmt.Errorf("%w: workflow %s is %s, not %v", ErrStale, ref.WorkflowID, p.Status, from)
+		}
+		if gate {
+			if full, err := r.notAdmitted(ctx, ref, slots.max); err != nil || full {
+				return cmp.Or(err, fmt.Errorf("%w: workflow %s of %s (max %d)", ErrNotAdmitted, ref.WorkflowID, ref.ProjectID, slots.max))
+			}
 		}
 		return errLostRace
 	})

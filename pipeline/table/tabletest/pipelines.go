@@ -26,6 +26,10 @@ var pipelineTests = []struct {
 	{"PipelineWorkflowKeepsVersion", testPipelineWorkflowKeepsVersion},
 	{"ProjectSettings", testProjectSettings},
 	{"ProjectUpdateRace", testProjectUpdateRace},
+	{"ProjectAdmission", testProjectAdmission},
+	{"ProjectAdmissionLimit", testProjectAdmissionLimit},
+	{"ProjectAdmissionRecount", testProjectAdmissionRecount},
+	{"ProjectAdmissionRace", testProjectAdmissionRace},
 }
 
 // newPipeline returns the default pipeline under a name no other test uses;

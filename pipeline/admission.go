@@ -1,0 +1,205 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// ErrNotAdmitted is AdmitWorkflow's answer when the project already runs
+// as many workflows as its max_concurrent_workflows allows: the workflow
+// stays pending.
+var ErrNotAdmitted = errors.New("pipeline: the project runs as many workflows as it allows")
+
+// A project's running workflows are counted on an item of their own in the
+// project's partition, not on the project item: settings are written whole
+// under a revision check, and a counter there would be overwritten by them
+// (or make every admission bump the settings' revision).
+const (
+	attrRunning  = "running"   // workflows of the project in progress
+	attrSlotsSeq = "slots_seq" // bumped by every change, so a recount never writes over one
+	pathMaxRuns  = "data.settings.max_concurrent_workflows"
+)
+
+// ProjectSlotsKey is the item counting a project's running workflows.
+func ProjectSlotsKey(projectID string) table.Key {
+	return table.Key{PK: PrefixProject + projectID, SK: "SLOTS"}
+}
+
+// ProjectSlots is a project's count of workflows in progress.
+type ProjectSlots struct {
+	Running int
+	seq     int
+}
+
+// GetProjectSlots reads a project's running count (zero when nothing ever
+// ran).
+func (r *Repository) GetProjectSlots(ctx context.Context, projectID string) (ProjectSlots, error) {
+	it, err := r.t.Get(ctx, ProjectSlotsKey(projectID))
+	switch {
+	case errors.Is(err, table.ErrNotFound):
+		return ProjectSlots{}, nil
+	case err != nil:
+		return ProjectSlots{}, fmt.Errorf("pipeline: get running count of %s: %w", projectID, err)
+	}
+	return ProjectSlots{Running: intAttr(it[attrRunning]), seq: intAttr(it[attrSlotsSeq])}, nil
+}
+
+func intAttr(v any) int {
+	switch n := v.(type) {
+	case float64:
+		return int(n)
+	case int:
+		return n
+	case int64:
+		return int(n)
+	}
+	return 0
+}
+
+// AdmitWorkflow moves a pending workflow to in_progress if its project has
+// a free slot, taking the slot in the same transaction: the project's
+// running count goes up on condition that it is below the project's
+// max_concurrent_workflows (no limit when unset). ErrNotAdmitted leaves
+// the workflow pending; a workflow already in progress is admitted as it
+// is, one in another state is ErrStale.
+func (r *Repository) AdmitWorkflow(ctx context.Context, ref WorkflowRef) error {
+	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true)
+	return err
+}
+
+// slotChange is what a status change does to the project's running count.
+type slotChange struct {
+	from    []WorkflowStatus // narrowed to the workflow's actual status
+	actions []table.TxAction
+	max     int // the limit checked, 0 for none
+}
+
+// slotActions reads what a change from → to needs and returns the
+// transaction actions that keep the running count: one up when the
+// workflow enters in_progress (below the limit only if gate), one down when
+// it leaves in_progress for an outcome or a review, never below zero. A
+// count already at zero is left alone: the workflow was running before
+// anything counted it, and the next recount makes it right.
+func (r *Repository) slotActions(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, gate bool) (slotChange, error) {
+	c := slotChange{from: from}
+	if to != WorkflowInProgress && !slices.Contains(from, WorkflowInProgress) {
+		return c, nil
+	}
+	prog, err := r.GetProgress(ctx, ref.WorkflowID)
+	if err != nil {
+		return c, err
+	}
+	if !slices.Contains(from, prog.Status) {
+		return c, nil // the status transaction fails on its own condition
+	}
+	c.from = []WorkflowStatus{prog.Status}
+	entering := to == WorkflowInProgress && prog.Status != WorkflowInProgress
+	leaving := prog.Status == WorkflowInProgress && to != WorkflowInProgress
+	key := ProjectSlotsKey(ref.ProjectID)
+	switch {
+	case entering:
+		up := table.TxUpdate{Key: key, Updates: []table.Update{table.Add{Path: attrRunning, Delta: 1}, table.Add{Path: attrSlotsSeq, Delta: 1}}}
+		if gate {
+			p, err := r.GetProject(ctx, ref.ProjectID)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return c, err
+			}
+			c.max = p.Settings.MaxConcurrentWorkflows
+			var same table.Cond = table.NotExists{Path: pathMaxRuns}
+			if c.max > 0 {
+				same = table.Equals{Path: pathMaxRuns, Value: c.max}
+				up.Cond = table.Or{table.NotExists{Path: attrRunning}, table.LessThan{Path: attrRunning, Value: float64(c.max)}}
+			}
+			// A limit changed since it was read makes the admission read it again.
+			c.actions = append(c.actions, table.TxCheck{Key: ProjectKey(ref.ProjectID), Cond: same})
+		}
+		c.actions = append(c.actions, up)
+	case leaving:
+		s, err := r.GetProjectSlots(ctx, ref.ProjectID)
+		if err != nil {
+			return c, err
+		}
+		if s.Running >= 1 {
+			c.actions = append(c.actions, table.TxUpdate{Key: key,
+				Updates: []table.Update{table.Add{Path: attrRunning, Delta: -1}, table.Add{Path: attrSlotsSeq, Delta: 1}},
+				Cond:    table.And{table.Exists{Path: attrRunning}, table.Not{Cond: table.LessThan{Path: attrRunning, Value: 1}}}})
+		}
+	}
+	return c, nil
+}
+
+// notAdmitted tells, after an admission's transaction failed with the
+// workflow still pending, whether the project's limit refused it.
+func (r *Repository) notAdmitted(ctx context.Context, ref WorkflowRef, max int) (bool, error) {
+	if max <= 0 {
+		return false, nil
+	}
+	s, err := r.GetProjectSlots(ctx, ref.ProjectID)
+	if err != nil {
+		return false, err
+	}
+	p, err := r.GetProject(ctx, ref.ProjectID)
+	if err != nil {
+		return false, err
+	}
+	return p.Settings.MaxConcurrentWorkflows == max && s.Running >= max, nil
+}
+
+// RecountRunning sets each project's running count to the number of its
+// workflows in progress, read from the status index (one query per
+// shard for all the projects), so that a worker that died holding slots
+// never leaves its project blocked. A count that changed while the
+// workflows were read is counted again.
+func (r *Repository) RecountRunning(ctx context.Context, projectIDs ...string) error {
+	todo := slices.Clone(projectIDs)
+	slices.Sort(todo)
+	todo = slices.Compact(todo)
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt == maxAttempts {
+			return fmt.Errorf("pipeline: running counts of %v keep changing: %w", todo, table.ErrTransactionConflict)
+		}
+		if attempt > 0 {
+			if err := r.sleep(ctx, backoff(attempt-1)); err != nil {
+				return err
+			}
+		}
+		before := make([]ProjectSlots, len(todo))
+		for i, p := range todo {
+			s, err := r.GetProjectSlots(ctx, p)
+			if err != nil {
+				return err
+			}
+			before[i] = s
+		}
+		running, err := r.ListByStatus(ctx, WorkflowInProgress, 0)
+		if err != nil {
+			return err
+		}
+		count := map[string]int{}
+		for _, w := range running {
+			count[w.ProjectID]++
+		}
+		var again []string
+		for i, p := range todo {
+			var same table.Cond = table.NotExists{Path: attrSlotsSeq}
+			if before[i].seq != 0 {
+				same = table.Equals{Path: attrSlotsSeq, Value: before[i].seq}
+			}
+			_, err := r.t.Update(ctx, ProjectSlotsKey(p), []table.Update{
+				table.Set{Path: attrRunning, Value: count[p]}, table.Add{Path: attrSlotsSeq, Delta: 1},
+			}, same)
+			switch {
+			case errors.Is(err, table.ErrConditionFailed):
+				again = append(again, p)
+			case err != nil:
+				return fmt.Errorf("pipeline: recount running workflows of %s: %w", p, err)
+			}
+		}
+		todo = again
+	}
+	return nil
+}
