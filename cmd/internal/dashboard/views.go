@@ -1,8 +1,10 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,9 +94,9 @@ func currentStep(p pipeline.StepProgress) string {
 			return name
 		}
 	}
-	for name, st := range p.Steps { // a step of a pipeline file the default does not know
-		if st.Status == pipeline.StepInProgress {
-			return name
+	for _, st := range stepViews(p) { // a stage of a pipeline file the default does not know
+		if st.Status == string(pipeline.StepInProgress) {
+			return st.Name
 		}
 	}
 	if p.Status == pipeline.WorkflowPending {
@@ -152,10 +154,27 @@ func stepViews(p pipeline.StepProgress) []stepView {
 			add(name, st)
 		}
 	}
-	for name, st := range p.Steps {
+	// Stages of a user's pipeline that the default does not know, in the
+	// order they started (not started yet last), so the timeline reads
+	// the way the workflow ran.
+	var rest []string
+	for name := range p.Steps {
 		if !seen[name] {
-			add(name, st)
+			rest = append(rest, name)
 		}
+	}
+	slices.SortFunc(rest, func(a, b string) int {
+		sa, sb := p.Steps[a].StartedAt, p.Steps[b].StartedAt
+		if (sa == "") != (sb == "") {
+			if sa == "" {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(strings.Compare(sa, sb), strings.Compare(a, b))
+	})
+	for _, name := range rest {
+		add(name, p.Steps[name])
 	}
 	return out
 }
