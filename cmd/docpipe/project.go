@@ -142,7 +142,7 @@ stored: two changes at once both land, neither overwrites the other.`,
 }
 
 // projectKeys are the settings `project set` changes.
-var projectKeys = []string{"name", "language", "prompt", "pipeline", "ocr.enabled", "ocr.languages"}
+var projectKeys = []string{"name", "language", "prompt", "pipeline", "ocr.enabled", "ocr.languages", "max_concurrent_workflows"}
 
 // setProjectKey sets one setting from its command-line spelling.
 func setProjectKey(p *pipeline.Project, key, value string) error {
@@ -181,6 +181,16 @@ func setProjectKey(p *pipeline.Project, key, value string) error {
 				s.OCR.Languages = append(s.OCR.Languages, l)
 			}
 		}
+	case "max_concurrent_workflows":
+		if value == "" {
+			s.MaxConcurrentWorkflows = 0
+			return nil
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 0 {
+			return fmt.Errorf("max_concurrent_workflows is a whole number, 0 for no limit, not %q", value)
+		}
+		s.MaxConcurrentWorkflows = n
 	default:
 		return fmt.Errorf("unknown project setting %q (keys: %s)", key, strings.Join(projectKeys, ", "))
 	}
@@ -207,5 +217,8 @@ func printProject(a *app, p pipeline.Project) error {
 	line("prompt", orText(s.DocumentPrompt, "-"))
 	line("ocr", ocr)
 	line("pipeline", orText(s.Pipeline, "built-in"))
+	if s.MaxConcurrentWorkflows > 0 {
+		line("max runs", fmt.Sprintf("%d workflows at once", s.MaxConcurrentWorkflows))
+	}
 	return nil
 }

@@ -191,6 +191,7 @@ type localPipeline struct {
 	transitions atomic.Int64   // states entered, in every execution
 	pipeline    chosenPipeline // the version new documents run
 	web         *web.Fetcher   // fetches URLs; made on first use
+	admission   *admission     // projects' slots for the workflows run here
 }
 
 func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*localPipeline, error) {
@@ -198,7 +199,7 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 	if err != nil {
 		return nil, err
 	}
-	lp := &localPipeline{backend: b}
+	lp := &localPipeline{backend: b, admission: newAdmission(b.Repo)}
 	if f.cost {
 		lp.meter = &metered.Meter{}
 		b.Meter(lp.meter)
@@ -307,6 +308,11 @@ func (lp *localPipeline) runWorkflow(ctx context.Context, wf pipeline.Workflow) 
 	if err != nil {
 		return fmt.Errorf("workflow %s: %w", wf.ID, err)
 	}
+	leave, err := lp.admission.enter(ctx, wf)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	reg := pipeline.Registration{Workflow: wf}
 	return lp.engine.Run(ctx, def, wf.PipelineVersion, lp.ingester.ExecutionInput(reg))
 }

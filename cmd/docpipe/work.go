@@ -69,6 +69,15 @@ func work(ctx context.Context, f *runFlags) error {
 		return err
 	}
 	todo = append(todo, parked...)
+	// Nothing else runs on this home now: the projects' running counts are
+	// the workflows this pass resumes, whatever a worker that died left.
+	projects := make([]string, 0, len(todo))
+	for _, p := range todo {
+		projects = append(projects, p.ProjectID)
+	}
+	if err := lp.backend.Repo.RecountRunning(ctx, projects...); err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, f.concurrency))
 	for _, p := range todo {
