@@ -207,7 +207,8 @@ type Report map[Outcome]int
 // ReconcileInProgress checks the execution of every pending and
 // in-progress workflow in the status index and records the ones that ended
 // in failure: for environments without the EventBridge rule, and as a
-// periodic safety net where there is one.
+// periodic safety net where there is one. Then it recounts the running
+// workflows of their projects (pipeline.RecountRunning).
 func (r *Reconciler) ReconcileInProgress(ctx context.Context) (Report, error) {
 	var mu sync.Mutex
 	report := Report{}
@@ -217,12 +218,14 @@ func (r *Reconciler) ReconcileInProgress(ctx context.Context) (Report, error) {
 		n = 4
 	}
 	g.SetLimit(n)
+	var projects []string
 	for _, status := range []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending} {
 		progs, err := r.Repo.ListByStatus(ctx, status, 0)
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range progs {
+			projects = append(projects, p.ProjectID)
 			g.Go(func() error {
 				out, err := r.reconcileOne(gctx, p)
 				if err != nil {
@@ -235,7 +238,12 @@ func (r *Reconciler) ReconcileInProgress(ctx context.Context) (Report, error) {
 			})
 		}
 	}
-	return report, g.Wait()
+	if err := g.Wait(); err != nil {
+		return report, err
+	}
+	// The projects' running counts are set from what is in progress now,
+	// whatever a worker that died or a workflow older than the counts left.
+	return report, r.Repo.RecountRunning(ctx, projects...)
 }
 
 func (r *Reconciler) reconcileOne(ctx context.Context, p pipeline.StepProgress) (Outcome, error) {
