@@ -10,7 +10,10 @@
 // The step runtime flushes once before it records a step completed, so "a
 // step recorded completed ⇒ its blobs are durable" holds as it did when
 // every Put synced its file and directory, at a fraction of the syncs: a
-// document's steps write about a dozen objects.
+// document's steps write about a dozen objects. syncfs also writes back
+// other processes' dirty data on the same filesystem; a store on a disk
+// shared with heavy writers pays for theirs too, which is still fewer
+// device flushes than two fsyncs per object.
 package dirblob
 
 import (
