@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -238,26 +236,13 @@ func (r *Repository) ListDeadEvents(ctx context.Context, limit int) ([]OutboxEnt
 }
 
 func (r *Repository) listOutbox(ctx context.Context, state DeliveryState, limit int) ([]OutboxEntry, error) {
-	shards := make([][]table.Item, StatusShards)
-	g, gctx := errgroup.WithContext(ctx)
-	for shard := range StatusShards {
-		g.Go(func() error {
-			q := table.Query{Index: table.IndexGSI1, PK: OutboxIndexPK(state, shard), Limit: limit}
-			items, err := queryUpTo(gctx, r.t, q, limit)
-			shards[shard] = items
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	items, err := queryShards(ctx, r.t, limit, false, func(shard int) table.Query {
+		return table.Query{Index: table.IndexGSI1, PK: OutboxIndexPK(state, shard), Limit: limit}
+	})
+	if err != nil {
 		return nil, err
 	}
-	merged := slices.Concat(shards...)
-	sk := func(it table.Item) string { s, _ := it[table.AttrGSI1SK].(string); return s }
-	slices.SortFunc(merged, func(a, b table.Item) int { return strings.Compare(sk(a), sk(b)) })
-	if limit > 0 && len(merged) > limit {
-		merged = merged[:limit]
-	}
-	return decodeAll[OutboxEntry](merged)
+	return decodeAll[OutboxEntry](items)
 }
 
 // ListWorkflowEvents returns a workflow's events in every state, oldest

@@ -3,8 +3,11 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/docpipe/docpipe/pipeline/table"
+	"golang.org/x/sync/errgroup"
 )
 
 // queryPage runs one page of q and decodes it.
@@ -39,4 +42,34 @@ func queryUpTo(ctx context.Context, t table.Table, q table.Query, limit int) ([]
 		}
 		q.PageToken = page.Next
 	}
+}
+
+// queryShards runs one query per status-index shard at once and merges the
+// items by their GSI1 sort key, ascending, or descending when newestFirst;
+// limit > 0 bounds each shard's query and the merged result.
+func queryShards(ctx context.Context, t table.Table, limit int, newestFirst bool, query func(shard int) table.Query) ([]table.Item, error) {
+	shards := make([][]table.Item, StatusShards)
+	g, gctx := errgroup.WithContext(ctx)
+	for shard := range StatusShards {
+		g.Go(func() error {
+			items, err := queryUpTo(gctx, t, query(shard), limit)
+			shards[shard] = items
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	merged := slices.Concat(shards...)
+	sk := func(it table.Item) string { s, _ := it[table.AttrGSI1SK].(string); return s }
+	slices.SortFunc(merged, func(a, b table.Item) int {
+		if newestFirst {
+			a, b = b, a
+		}
+		return strings.Compare(sk(a), sk(b))
+	})
+	if limit > 0 && len(merged) > limit {
+		merged = merged[:limit]
+	}
+	return merged, nil
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -248,24 +246,15 @@ func (r *Repository) ListOwnerReviews(ctx context.Context, name string) ([]Revie
 }
 
 func (r *Repository) reviewShards(ctx context.Context, pk func(int) string, base table.Query) ([]Review, error) {
-	shards := make([][]table.Item, StatusShards)
-	g, gctx := errgroup.WithContext(ctx)
-	for shard := range StatusShards {
-		g.Go(func() error {
-			q := base
-			q.Index, q.PK = table.IndexGSI1, pk(shard)
-			items, err := queryAll(gctx, r.t, q)
-			shards[shard] = items
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	items, err := queryShards(ctx, r.t, 0, false, func(shard int) table.Query {
+		q := base
+		q.Index, q.PK = table.IndexGSI1, pk(shard)
+		return q
+	})
+	if err != nil {
 		return nil, err
 	}
-	merged := slices.Concat(shards...)
-	sk := func(it table.Item) string { s, _ := it[table.AttrGSI1SK].(string); return s }
-	slices.SortFunc(merged, func(a, b table.Item) int { return strings.Compare(sk(a), sk(b)) })
-	return decodeAll[Review](merged)
+	return decodeAll[Review](items)
 }
 
 // ReviewAction is one thing a person does to a review.

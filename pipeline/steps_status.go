@@ -5,10 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/pipeline/table"
 )
@@ -251,24 +248,11 @@ func (r *Repository) ListTransitions(ctx context.Context, workflowID string) ([]
 // the results merged. limit <= 0 returns them all. A completed workflow is
 // not in the index, so asking for completed returns nothing.
 func (r *Repository) ListByStatus(ctx context.Context, status WorkflowStatus, limit int) ([]StepProgress, error) {
-	shards := make([][]table.Item, StatusShards)
-	g, gctx := errgroup.WithContext(ctx)
-	for shard := range StatusShards {
-		g.Go(func() error {
-			q := table.Query{Index: table.IndexGSI1, PK: StatusIndexPK(shard), SKPrefix: string(status) + "#", Reverse: true, Limit: limit}
-			items, err := queryUpTo(gctx, r.t, q, limit)
-			shards[shard] = items
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	items, err := queryShards(ctx, r.t, limit, true, func(shard int) table.Query {
+		return table.Query{Index: table.IndexGSI1, PK: StatusIndexPK(shard), SKPrefix: string(status) + "#", Reverse: true, Limit: limit}
+	})
+	if err != nil {
 		return nil, err
 	}
-	merged := slices.Concat(shards...)
-	sk := func(it table.Item) string { s, _ := it[table.AttrGSI1SK].(string); return s }
-	slices.SortFunc(merged, func(a, b table.Item) int { return strings.Compare(sk(b), sk(a)) })
-	if limit > 0 && len(merged) > limit {
-		merged = merged[:limit]
-	}
-	return decodeAll[StepProgress](merged)
+	return decodeAll[StepProgress](items)
 }
