@@ -54,6 +54,12 @@ type Reconciler struct {
 	Logger *slog.Logger
 	// Parallelism bounds concurrent DescribeExecution calls. Default 4.
 	Parallelism int
+	// Bucket is the deployment's bucket, named in the input of the held
+	// workflows it starts (as ingest names it).
+	Bucket string
+	// StateMachineOf picks the state machine of a held workflow's pipeline
+	// version; nil starts every workflow on StateMachineARN.
+	StateMachineOf func(ctx context.Context, pipeline string, version int) (string, error)
 }
 
 // Outcome is what reconciling one workflow did.
@@ -64,6 +70,8 @@ const (
 	OutcomeMarked     Outcome = "marked"      // workflow marked failed now
 	OutcomeUpToDate   Outcome = "up_to_date"  // workflow already records the end
 	OutcomeNotStarted Outcome = "not_started" // pending workflow whose execution never started, marked failed
+	OutcomeHeld       Outcome = "held"        // pending workflow of a full project, not started yet
+	OutcomeStarted    Outcome = "started"     // admitted workflow started now (held, or its start was lost)
 )
 
 func (r *Reconciler) logger() *slog.Logger {
@@ -103,7 +111,17 @@ func (r *Reconciler) HandleStatusChange(ctx context.Context, ev StatusChange) (O
 	if stale, err := r.supersededExecution(ctx, wfID, ev.ExecutionARN); err != nil || stale {
 		return OutcomeIgnored, err
 	}
-	return r.markFailed(ctx, wfID, reason(ev.Status, aws.ToString(ev.Error), aws.ToString(ev.Cause)))
+	out, err := r.markFailed(ctx, wfID, reason(ev.Status, aws.ToString(ev.Error), aws.ToString(ev.Cause)))
+	if err != nil || out != OutcomeMarked {
+		return out, err
+	}
+	// The failed workflow gave its slot back: a held one may take it.
+	prog, err := r.Repo.GetProgress(ctx, wfID)
+	if err != nil {
+		return out, err
+	}
+	_, err = r.StartHeld(ctx, prog.ProjectID)
+	return out, err
 }
 
 // supersededExecution reports whether execARN is not the workflow's current
@@ -208,7 +226,8 @@ type Report map[Outcome]int
 // in-progress workflow in the status index and records the ones that ended
 // in failure: for environments without the EventBridge rule, and as a
 // periodic safety net where there is one. Then it recounts the running
-// workflows of their projects (pipeline.RecountRunning).
+// workflows of their projects (pipeline.RecountRunning) and starts the
+// held workflows that fit in the slots free now (StartHeld).
 func (r *Reconciler) ReconcileInProgress(ctx context.Context) (Report, error) {
 	var mu sync.Mutex
 	report := Report{}
@@ -243,7 +262,12 @@ func (r *Reconciler) ReconcileInProgress(ctx context.Context) (Report, error) {
 	}
 	// The projects' running counts are set from what is in progress now,
 	// whatever a worker that died or a workflow older than the counts left.
-	return report, r.Repo.RecountRunning(ctx, projects...)
+	if err := r.Repo.RecountRunning(ctx, projects...); err != nil {
+		return report, err
+	}
+	started, err := r.StartHeld(ctx, projects...)
+	report[OutcomeStarted] += started
+	return report, err
 }
 
 func (r *Reconciler) reconcileOne(ctx context.Context, p pipeline.StepProgress) (Outcome, error) {
@@ -263,6 +287,9 @@ func (r *Reconciler) reconcileOne(ctx context.Context, p pipeline.StepProgress) 
 	}
 	ex, err := describe(ctx, r.API, execARN)
 	if errors.Is(err, ErrNoExecution) {
+		if out, err := r.admittedWithoutExecution(ctx, p, wf); err != nil || out != "" {
+			return out, err
+		}
 		grace := r.Grace
 		if grace <= 0 {
 			grace = 15 * time.Minute
@@ -283,4 +310,25 @@ func (r *Reconciler) reconcileOne(ctx context.Context, p pipeline.StepProgress) 
 		return OutcomeIgnored, nil
 	}
 	return r.markFailed(ctx, p.WorkflowID, reason(string(ex.Status), ex.Error, ex.Cause))
+}
+
+// admittedWithoutExecution handles a workflow of a limited project that
+// has no execution: pending, it is held for a slot (StartHeld starts it);
+// in progress, it was admitted and its start was lost, so it starts now.
+// "" leaves the workflow to the checks of unlimited projects.
+func (r *Reconciler) admittedWithoutExecution(ctx context.Context, p pipeline.StepProgress, wf pipeline.Workflow) (Outcome, error) {
+	if wf.ExecutionID != "" {
+		return "", nil
+	}
+	limited, err := r.limited(ctx, p.ProjectID)
+	if err != nil || !limited {
+		return "", err
+	}
+	if p.Status == pipeline.WorkflowPending {
+		return OutcomeHeld, nil
+	}
+	if _, err := r.start(ctx, wf); err != nil {
+		return "", err
+	}
+	return OutcomeStarted, nil
 }
