@@ -40,6 +40,7 @@ type handler struct {
 type response struct {
 	Started  []string       `json:"started,omitempty"`  // workflow ids started now
 	Existing []string       `json:"existing,omitempty"` // already registered
+	Held     []string       `json:"held,omitempty"`     // registered, pending until their project has a free slot
 	Ignored  []string       `json:"ignored,omitempty"`  // keys outside the prefix
 	Outcome  string         `json:"outcome,omitempty"`  // status change outcome
 	Report   map[string]int `json:"report,omitempty"`   // reconcile report
@@ -138,12 +139,15 @@ func (h *handler) objects(ctx context.Context, objs []s3ingest.Object) (response
 			continue
 		}
 		id := r.Registration.Workflow.ID
-		if r.Registration.Existing {
+		switch {
+		case r.Held:
+			res.Held = append(res.Held, id)
+		case r.Registration.Existing:
 			res.Existing = append(res.Existing, id)
-		} else {
+		default:
 			res.Started = append(res.Started, id)
 		}
-		h.logger().Info("ingested", "key", o.Key, "workflow", id, "existing", r.Registration.Existing, "execution", r.ExecutionID)
+		h.logger().Info("ingested", "key", o.Key, "workflow", id, "existing", r.Registration.Existing, "held", r.Held, "execution", r.ExecutionID)
 	}
 	// An error makes Lambda redeliver the event; objects already done are
 	// then recognized and skipped.

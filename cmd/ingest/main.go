@@ -53,6 +53,13 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 		return nil, err
 	}
 	project := or(getenv(backend.EnvProject), backend.DefaultProject)
+	reconciler := &sfn.Reconciler{API: clients.SFN, Repo: b.Repo, StateMachineARN: smARN, Logger: logger,
+		// Held workflows start as ingest would have started them.
+		Bucket: b.Bucket,
+		StateMachineOf: func(ctx context.Context, name string, version int) (string, error) {
+			return pipelineroute.StateMachine(ctx, b.Repo, smARN, name, version)
+		},
+	}
 	return &handler{
 		Ingest: s3ingest.Ingest{
 			Ingester: &pipeline.Ingester{Repo: b.Repo, Blobs: b.Blobs, Definition: pipelinefile.Default(), Bucket: b.Bucket},
@@ -63,7 +70,7 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 			Route: pipelineroute.ProjectRoute(b.Repo, clients.SFN, smARN, project, pipelinefile.Default()),
 		},
 		S3:         clients.S3,
-		Reconciler: &sfn.Reconciler{API: clients.SFN, Repo: b.Repo, StateMachineARN: smARN, Logger: logger},
+		Reconciler: reconciler,
 		Prefix:     or(getenv(backend.EnvIncomingPrefix), backend.DefaultIncomingPrefix),
 		Logger:     logger,
 	}, nil

@@ -80,7 +80,8 @@ func Head(ctx context.Context, api HeadAPI, o Object) (Object, error) {
 }
 
 // Ingest registers the object as a document of project and starts its
-// workflow. Registering or starting the same object again does nothing new
+// workflow, or holds it pending while the project runs as many workflows
+// as it allows. Registering or starting the same object again does nothing new
 // and reports Existing.
 type Ingest struct {
 	Ingester *pipeline.Ingester
@@ -109,6 +110,9 @@ type Route struct {
 type Result struct {
 	Registration pipeline.Registration
 	ExecutionID  string
+	// Held is true when the project was full: the workflow is registered
+	// and pending, and the reconciler starts it when a slot frees.
+	Held bool
 }
 
 // Run registers and starts o (which must carry LastModified; see Head).
@@ -141,14 +145,38 @@ func (in Ingest) Run(ctx context.Context, o Object) (Result, error) {
 		return Result{}, err
 	}
 	// Start even an existing registration: an earlier delivery may have
-	// registered and then failed to start. Starting twice starts nothing.
-	var execID string
-	if reg.Workflow.Status == pipeline.WorkflowPending || !reg.Existing {
-		if execID, err = in.Executor.Start(ctx, in.Ingester.ExecutionInput(reg)); err != nil {
-			return Result{Registration: reg}, err
-		}
-	} else {
-		execID = reg.Workflow.ExecutionID
+	// registered (or admitted) and then failed to start. Starting twice
+	// starts nothing.
+	lost := reg.Workflow.Status == pipeline.WorkflowInProgress && reg.Workflow.ExecutionID == ""
+	if reg.Existing && reg.Workflow.Status != pipeline.WorkflowPending && !lost {
+		return Result{Registration: reg, ExecutionID: reg.Workflow.ExecutionID}, nil
+	}
+	if held, err := in.hold(ctx, reg); err != nil || held {
+		return Result{Registration: reg, Held: held}, err
+	}
+	execID, err := in.Executor.Start(ctx, in.Ingester.ExecutionInput(reg))
+	if err != nil {
+		return Result{Registration: reg}, err
 	}
 	return Result{Registration: reg, ExecutionID: execID}, nil
+}
+
+// hold admits a new workflow of a project that limits its running
+// workflows (max_concurrent_workflows) and reports whether the project is
+// full: the workflow then stays pending, and the reconciler starts it when
+// a slot frees. Workflows of other projects are not admitted here: their
+// first step moves them to in_progress.
+func (in Ingest) hold(ctx context.Context, reg pipeline.Registration) (bool, error) {
+	if reg.Workflow.Status != pipeline.WorkflowPending {
+		return false, nil // admitted by an earlier delivery
+	}
+	p, err := in.Ingester.Repo.GetProject(ctx, in.Project)
+	if err != nil || p.Settings.MaxConcurrentWorkflows <= 0 {
+		return false, err
+	}
+	err = in.Ingester.Repo.AdmitWorkflow(ctx, reg.Ref())
+	if errors.Is(err, pipeline.ErrNotAdmitted) {
+		return true, nil
+	}
+	return false, err
 }
