@@ -86,7 +86,21 @@ func serve(ctx context.Context, f *runFlags, listen, token string, ready func(ad
 		}
 		defer lp.Close()
 		ls := newLocalStarter(lp, f.concurrency, logger)
-		opts.Repo, opts.Blobs, opts.Starter, worker = lp.backend.Repo, lp.backend.Blobs, ls, ls.work
+		opts.Repo, opts.Blobs, opts.Starter = lp.backend.Repo, lp.backend.Blobs, ls
+		// Like run and work, serve delivers outcome events while it
+		// processes: the backlog first, then each outcome as it commits.
+		worker = func(ctx context.Context) error {
+			notify := f.notify
+			if notify == nil {
+				notify = &notifyFlags{}
+			}
+			stopRelay, err := startRelay(ctx, lp.backend, notify, logger)
+			if err != nil {
+				return err
+			}
+			defer stopRelay()
+			return ls.work(ctx)
+		}
 		opts.OnReviewDecided = ls.ReviewDecided
 	}
 	srv, err := dashboard.New(opts)
