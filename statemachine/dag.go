@@ -237,7 +237,7 @@ func (g generator) stageBlock(st pipeline.Stage, inBatch, enclosed bool) block {
 	if inBatch {
 		payload.Fields = append(payload.Fields, asl.DynamicField("batch", "$.batch"))
 	}
-	t := g.task(st.Name, payload, st.Retry, st.Retryable, g.taskTimeout(st, inBatch))
+	t := g.stageTask(st, payload, g.taskTimeout(st, inBatch))
 	if st.Run.Kind() == pipeline.RunReview {
 		g.awaitReview(t, payload)
 	}
@@ -255,7 +255,7 @@ func (g generator) stageBlock(st pipeline.Stage, inBatch, enclosed bool) block {
 	if inBatch {
 		skipPayload.Fields = append(skipPayload.Fields, asl.DynamicField("batch", "$.batch"))
 	}
-	skip := g.task(st.Name, skipPayload, st.Retry, st.Retryable, bookkeepingTimeoutSeconds)
+	skip := g.stageTask(st, skipPayload, bookkeepingTimeoutSeconds)
 	if !enclosed {
 		skip.Catch = g.catchAll()
 	}
@@ -341,6 +341,17 @@ func expandFormats(formats []string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// stageTask is a stage's Task state. In local mode its resource names the
+// handler that runs it, so the embedded engine dispatches without reading
+// the payload.
+func (g generator) stageTask(st pipeline.Stage, payload *asl.Template, timeout int) *asl.Task {
+	t := g.task(st.Name, payload, st.Retry, st.Retryable, timeout)
+	if g.mode == ModeLocal {
+		t.Resource = LocalResource(pipeline.HandlerFor(st))
+	}
+	return t
 }
 
 // stagePayload is a stage task's input: its step name and the workflow,

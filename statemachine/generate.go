@@ -70,7 +70,8 @@ const (
 // ErrorWorkflowFailed is the error a failed execution ends with.
 const ErrorWorkflowFailed = "WorkflowFailed"
 
-// LocalResource is the task resource of a step in ModeLocal.
+// LocalResource is the task resource of a handler in ModeLocal: a stage's
+// builtin or generic handler (pipeline.HandlerFor), or a bookkeeping step.
 func LocalResource(step string) string { return "docpipe:local:" + step }
 
 // lambdaServiceErrors are the Lambda service faults AWS recommends retrying.

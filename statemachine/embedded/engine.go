@@ -134,10 +134,17 @@ type taskInvoker struct {
 }
 
 func (t taskInvoker) Invoke(ctx context.Context, resource string, input json.RawMessage, _ interp.TaskContext) (json.RawMessage, error) {
-	if !strings.HasPrefix(resource, statemachine.LocalResource("")) {
+	name, ok := strings.CutPrefix(resource, statemachine.LocalResource(""))
+	if !ok {
 		return nil, &interp.TaskError{Name: "States.Runtime", Cause: "the embedded engine cannot run resource " + resource}
 	}
-	out, err := t.reg.Invoke(ctx, input)
+	// The resource names the handler (see statemachine.LocalResource), so
+	// dispatch needs no decoding of the payload.
+	h, ok := t.reg.Lookup(name)
+	if !ok {
+		return nil, &interp.TaskError{Name: steperr.NameInvalidInput, Cause: fmt.Sprintf("no handler %q is registered", name)}
+	}
+	out, err := h.Invoke(ctx, input)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err // cancelled: the execution is aborted, not failed
