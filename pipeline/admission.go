@@ -84,12 +84,12 @@ type slotChange struct {
 // it leaves in_progress for an outcome or a review, never below zero. A
 // count already at zero is left alone: the workflow was running before
 // anything counted it, and the next recount makes it right.
-func (r *Repository) slotActions(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, gate bool) (slotChange, error) {
+func (r *Repository) slotActions(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, gate bool, progress func() (StepProgress, error)) (slotChange, error) {
 	c := slotChange{from: from}
 	if to != WorkflowInProgress && !slices.Contains(from, WorkflowInProgress) {
 		return c, nil
 	}
-	prog, err := r.GetProgress(ctx, ref.WorkflowID)
+	prog, err := progress()
 	if err != nil {
 		return c, err
 	}

@@ -157,12 +157,12 @@ func outcomeEventType(from []WorkflowStatus, to WorkflowStatus) (EventType, bool
 // outcomeEvent builds the outbox item announcing a status change, or nil
 // when the change announces nothing. It reads the workflow item (for the
 // file name and pipeline) and the step item (for the counters).
-func (r *Repository) outcomeEvent(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) (table.Item, error) {
+func (r *Repository) outcomeEvent(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string, progress func() (StepProgress, error)) (table.Item, error) {
 	typ, ok := outcomeEventType(from, to)
 	if !ok {
 		return nil, nil
 	}
-	prog, err := r.GetProgress(ctx, ref.WorkflowID)
+	prog, err := progress()
 	if err != nil {
 		return nil, err
 	}

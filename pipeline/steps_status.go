@@ -159,15 +159,28 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 	if len(from) == 0 {
 		return false, fmt.Errorf("pipeline: status change of %s with no from state", ref.WorkflowID)
 	}
+	// The outbox event and the slot change both need the step item: read
+	// it once per attempt (a lost race's re-read serves the next attempt).
+	var seen *StepProgress
+	progress := func() (StepProgress, error) {
+		if seen != nil {
+			return *seen, nil
+		}
+		p, err := r.GetProgress(ctx, ref.WorkflowID)
+		if err == nil {
+			seen = &p
+		}
+		return p, err
+	}
 	// An outcome and its outbox item commit together or not at all.
-	event, err := r.outcomeEvent(ctx, ref, from, to, errMsg)
+	event, err := r.outcomeEvent(ctx, ref, from, to, errMsg, progress)
 	if err != nil {
 		return false, err
 	}
 	applied := false
 	what := func() string { return "workflow " + ref.WorkflowID }
 	err = r.retry(ctx, what, func() error {
-		slots, err := r.slotActions(ctx, ref, from, to, gate)
+		slots, err := r.slotActions(ctx, ref, from, to, gate, progress)
 		if err != nil {
 			return err
 		}
@@ -183,7 +196,8 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 		if !lostRace(err) {
 			return fmt.Errorf("pipeline: set status of %s: %w", ref.WorkflowID, err)
 		}
-		p, err := r.GetProgress(ctx, ref.WorkflowID)
+		seen = nil
+		p, err := progress()
 		switch {
 		case err != nil:
 			return err
