@@ -52,34 +52,9 @@ func TestServeInBrowser(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	srvCtx, stopServer := context.WithCancel(ctx)
-	addrc := make(chan string, 1)
-	served := make(chan error, 1)
 	f := &runFlags{app: &app{stdout: io.Discard, stderr: io.Discard, home: t.TempDir(), project: "default"}, concurrency: 2, pdf: "go"}
-	go func() { served <- serve(srvCtx, f, "127.0.0.1:0", "", func(a string) { addrc <- a }) }()
-	var base string
-	select {
-	case a := <-addrc:
-		base = "http://" + a
-	case err := <-served:
-		t.Fatalf("serve: %v", err)
-	}
-	defer func() {
-		stopServer()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
-	defer cancelAlloc()
-	tab, cancelTab := chromedp.NewContext(alloc)
-	defer cancelTab()
+	base := startServe(ctx, t, f)
+	tab := newTab(ctx, t, browser)
 
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -140,4 +115,48 @@ func TestServeInBrowser(t *testing.T) {
 	do("open the overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#live.on")))
 	shot("overview.png")
 	t.Logf("screenshots in %s", shots)
+}
+
+// startServe runs serve on a free loopback port until ctx ends or the test
+// does, and returns its base URL. Cleanup waits (boundedly) for it to stop.
+func startServe(ctx context.Context, t *testing.T, f *runFlags) string {
+	t.Helper()
+	srvCtx, stop := context.WithCancel(ctx)
+	addrc := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- serve(srvCtx, f, "127.0.0.1:0", "", func(a string) { addrc <- a }) }()
+	select {
+	case a := <-addrc:
+		t.Cleanup(func() {
+			stop()
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Errorf("serve: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("serve did not stop within 30s of its context ending")
+			}
+		})
+		return "http://" + a
+	case err := <-served:
+		stop()
+		t.Fatalf("serve: %v", err)
+		return ""
+	}
+}
+
+// newTab starts a headless Chromium with flags that keep it off the
+// network and returns a tab; both end with ctx or the test.
+func newTab(ctx context.Context, t *testing.T, browser string) context.Context {
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
+	t.Cleanup(cancelAlloc)
+	tab, cancelTab := chromedp.NewContext(alloc)
+	t.Cleanup(cancelTab)
+	return tab
 }

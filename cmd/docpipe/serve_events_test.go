@@ -21,30 +21,9 @@ func TestServeDeliversOutcomeEvents(t *testing.T) {
 	events := filepath.Join(t.TempDir(), "events.jsonl")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	srvCtx, stop := context.WithCancel(ctx)
 	f := &runFlags{app: &app{stdout: io.Discard, stderr: io.Discard, home: home, project: "default"}, concurrency: 2, pdf: "go",
 		notify: &notifyFlags{command: "cat >> " + events + " && echo >> " + events}}
-	addrc := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() { served <- serve(srvCtx, f, "127.0.0.1:0", "", func(a string) { addrc <- a }) }()
-	var base string
-	select {
-	case a := <-addrc:
-		base = "http://" + a
-	case err := <-served:
-		t.Fatalf("serve: %v", err)
-	}
-	defer func() {
-		stop()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("serve did not stop within 30s of its context ending")
-		}
-	}()
+	base := startServe(ctx, t, f)
 
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)

@@ -32,34 +32,9 @@ func TestServeReviewInBrowser(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
-	srvCtx, stopServer := context.WithCancel(ctx)
-	addrc := make(chan string, 1)
-	served := make(chan error, 1)
 	f := &runFlags{app: &app{stdout: io.Discard, stderr: io.Discard, home: home, project: "default"}, concurrency: 2, pdf: "go", pipeline: "reviewed@1"}
-	go func() { served <- serve(srvCtx, f, "127.0.0.1:0", "", func(a string) { addrc <- a }) }()
-	var base string
-	select {
-	case a := <-addrc:
-		base = "http://" + a
-	case err := <-served:
-		t.Fatalf("serve: %v", err)
-	}
-	defer func() {
-		stopServer()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
-	defer cancelAlloc()
-	tab, cancelTab := chromedp.NewContext(alloc)
-	defer cancelTab()
+	base := startServe(ctx, t, f)
+	tab := newTab(ctx, t, browser)
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(tab, steps...); err != nil {
