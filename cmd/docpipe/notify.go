@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"sync"
@@ -45,25 +46,19 @@ func addNotifyFlags(fs *pflag.FlagSet) *notifyFlags {
 
 // sinks builds the configured sinks; none is a valid configuration.
 func (n *notifyFlags) sinks(ctx context.Context) ([]relay.Sink, error) {
-	var sinks []relay.Sink
-	if n.webhookURL != "" {
-		w, err := relay.NewWebhook(n.webhookURL, os.Getenv(n.webhookSecretEnv))
-		if err != nil {
-			return nil, usageError{err}
-		}
-		sinks = append(sinks, w)
-	}
-	if n.command != "" {
-		sinks = append(sinks, relay.Command{Line: n.command})
-	}
-	if n.eventBridgeBus != "" {
+	c := relay.Config{WebhookURL: n.webhookURL, WebhookSecret: os.Getenv(n.webhookSecretEnv), Command: n.command, EventBridgeBus: n.eventBridgeBus}
+	sinks, err := c.Sinks(func() (relay.EventBridgeAPI, error) {
 		cfg, err := backend.LoadAWSConfig(ctx, nil)
 		if err != nil {
 			return nil, err
 		}
-		sinks = append(sinks, relay.EventBridge{Client: eventbridge.NewFromConfig(cfg), Bus: n.eventBridgeBus})
+		return eventbridge.NewFromConfig(cfg), nil
+	})
+	var bad *relay.ConfigError
+	if errors.As(err, &bad) {
+		return nil, usageError{err}
 	}
-	return sinks, nil
+	return sinks, err
 }
 
 // blobURI renders result keys as URIs: file:// for a blob directory,

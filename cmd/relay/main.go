@@ -54,16 +54,10 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 		return nil, err
 	}
 	repo := pipeline.NewRepository(dynamotable.New(dynamodb.NewFromConfig(cfg), tableName))
-	var sinks []relay.Sink
-	if u := getenv(backend.EnvWebhookURL); u != "" {
-		w, err := relay.NewWebhook(u, getenv(backend.EnvWebhookSecret))
-		if err != nil {
-			return nil, err
-		}
-		sinks = append(sinks, w)
-	}
-	if bus := getenv(backend.EnvEventBridgeBus); bus != "" {
-		sinks = append(sinks, relay.EventBridge{Client: eventbridge.NewFromConfig(cfg), Bus: bus})
+	c := relay.Config{WebhookURL: getenv(backend.EnvWebhookURL), WebhookSecret: getenv(backend.EnvWebhookSecret), EventBridgeBus: getenv(backend.EnvEventBridgeBus)}
+	sinks, err := c.Sinks(func() (relay.EventBridgeAPI, error) { return eventbridge.NewFromConfig(cfg), nil })
+	if err != nil {
+		return nil, err
 	}
 	r := &relay.Relay{
 		Repo:         repo,

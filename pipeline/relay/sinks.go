@@ -231,3 +231,43 @@ type brokenSink struct {
 func (b brokenSink) String() string { return b.name + " (misconfigured)" }
 
 func (b brokenSink) Deliver(context.Context, pipeline.Event, []byte) error { return b.err }
+
+// Config names the sinks configured outside the table (flags, environment):
+// at most one webhook, one command and one EventBridge bus.
+type Config struct {
+	WebhookURL     string
+	WebhookSecret  string
+	Command        string
+	EventBridgeBus string
+}
+
+// ConfigError is a sink configuration the user must correct (a bad URL or
+// secret), apart from faults met while connecting to a service.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Sinks builds the configured sinks in a fixed order; newEventBridge is
+// called only when a bus is named. None configured is not an error.
+func (c Config) Sinks(newEventBridge func() (EventBridgeAPI, error)) ([]Sink, error) {
+	var sinks []Sink
+	if c.WebhookURL != "" {
+		w, err := NewWebhook(c.WebhookURL, c.WebhookSecret)
+		if err != nil {
+			return nil, &ConfigError{Err: err}
+		}
+		sinks = append(sinks, w)
+	}
+	if c.Command != "" {
+		sinks = append(sinks, Command{Line: c.Command})
+	}
+	if c.EventBridgeBus != "" {
+		client, err := newEventBridge()
+		if err != nil {
+			return nil, err
+		}
+		sinks = append(sinks, EventBridge{Client: client, Bus: c.EventBridgeBus})
+	}
+	return sinks, nil
+}
