@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -80,6 +81,7 @@ func work(ctx context.Context, f *runFlags) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, f.concurrency))
+	var outMu sync.Mutex // one line per workflow, whole, whichever finishes first
 	for _, p := range todo {
 		g.Go(func() error {
 			err := lp.runWorkflow(gctx, unfinishedWorkflow(p))
@@ -90,6 +92,8 @@ func work(ctx context.Context, f *runFlags) error {
 			if err != nil {
 				status = "ended: " + err.Error()
 			}
+			outMu.Lock()
+			defer outMu.Unlock()
 			fmt.Fprintf(stdout, "%s %s %s\n", p.WorkflowID, p.FileName, status)
 			return nil
 		})
