@@ -15,6 +15,7 @@ const maxBatch = 128
 type pending struct {
 	ctx     context.Context
 	actions []table.TxAction
+	puts    []prepared // the puts among actions, ready to write
 
 	// Set by the batch before done is closed.
 	after []table.Item

@@ -62,6 +62,7 @@ type Table struct {
 	queries              map[string]*sql.Stmt // on the reader, by SQL text
 
 	commits committer // concurrent transactions share a commit
+	cache   itemCache // items the writer updated, decoded; used under commits
 }
 
 var (

@@ -19,9 +19,47 @@ func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 
 // step is one action resolved against the current state.
 type step struct {
-	key   table.Key
-	write bool       // false: a check, nothing to write
-	after table.Item // nil with write: delete
+	key    table.Key
+	write  bool       // false: a check, nothing to write
+	after  table.Item // nil with write: delete
+	raw    string     // after as JSON, when it was encoded before the batch
+	update bool       // after came from an update: worth caching
+}
+
+// prepared is a put's item made ready before the batch: normalized,
+// checked and encoded by the caller, so that the writer, which every
+// transaction waits for, only reads, compares and writes.
+type prepared struct {
+	after table.Item
+	raw   string
+}
+
+// prepare readies the puts among actions; other actions get a zero entry.
+func prepare(actions []table.TxAction) ([]prepared, error) {
+	var out []prepared
+	for i, a := range actions {
+		put, ok := a.(table.TxPut)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = make([]prepared, len(actions))
+		}
+		n, err := table.NormalizeValue(map[string]any(put.Item))
+		if err != nil {
+			return nil, fmt.Errorf("sqlitetable: action %d: %w", i, err)
+		}
+		m, _ := n.(map[string]any)
+		if err := validate(m); err != nil {
+			return nil, fmt.Errorf("sqlitetable: action %d: %w", i, err)
+		}
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitetable: encode %s: %w", put.Item.Key(), err)
+		}
+		out[i] = prepared{after: table.Item(m), raw: string(raw)}
+	}
+	return out, nil
 }
 
 func (t *Table) transact(ctx context.Context, actions []table.TxAction, results func([]table.Item)) error {
@@ -42,12 +80,21 @@ func (t *Table) transact(ctx context.Context, actions []table.TxAction, results 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlitetable: begin: %w", err)
 	}
-	p := &pending{ctx: ctx, actions: actions, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	puts, err := prepare(actions)
+	if err != nil {
+		return err
+	}
+	p := &pending{ctx: ctx, actions: actions, puts: puts, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	t.commits.submit(p, t.commitBatch)
 	if p.err != nil {
 		return p.err
 	}
 	if results != nil {
+		// The writer's cache keeps the items it wrote: the caller gets
+		// copies it may change.
+		for i, it := range p.after {
+			p.after[i] = table.DeepCopy(it)
+		}
 		results(p.after)
 	}
 	return nil
@@ -74,7 +121,12 @@ func (t *Table) commitBatch(batch []*pending) {
 		return
 	}
 	defer tx.Rollback() // no-op after Commit
+	if err := t.cache.validate(ctx, tx); err != nil {
+		fail(err)
+		return
+	}
 	stmts := txStmts{
+		cache:  &t.cache,
 		load:   tx.StmtContext(ctx, t.load),
 		upsert: tx.StmtContext(ctx, t.upsert),
 		remove: tx.StmtContext(ctx, t.remove),
@@ -85,7 +137,7 @@ func (t *Table) commitBatch(batch []*pending) {
 			p.err = fmt.Errorf("sqlitetable: begin: %w", err)
 			continue
 		}
-		steps, err := resolveAll(ctx, stmts, now, p.actions)
+		steps, err := resolveAll(ctx, stmts, now, p.actions, p.puts)
 		if err != nil {
 			p.err = err
 			continue
@@ -97,6 +149,7 @@ func (t *Table) commitBatch(batch []*pending) {
 		}
 		if err != nil {
 			tx.Rollback()
+			t.cache.reset()
 			if len(batch) == 1 {
 				fail(err)
 				return
@@ -113,18 +166,23 @@ func (t *Table) commitBatch(batch []*pending) {
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		t.cache.reset()
 		fail(fmt.Errorf("sqlitetable: commit: %w", interpretError(err)))
 	}
 }
 
 // resolveAll evaluates every action of one transaction against the current
 // state before anything is written; a failed condition cancels it whole.
-func resolveAll(ctx context.Context, stmts txStmts, now float64, actions []table.TxAction) ([]step, error) {
+func resolveAll(ctx context.Context, stmts txStmts, now float64, actions []table.TxAction, puts []prepared) ([]step, error) {
 	steps := make([]step, len(actions))
 	failed := make([]bool, len(actions))
 	anyFailed := false
 	for i, a := range actions {
-		s, ok, err := resolve(ctx, stmts, now, a)
+		var put prepared
+		if puts != nil {
+			put = puts[i]
+		}
+		s, ok, err := resolve(ctx, stmts, now, a, put)
 		if err != nil {
 			return nil, fmt.Errorf("sqlitetable: action %d: %w", i, err)
 		}
@@ -159,7 +217,8 @@ func actionKey(a table.TxAction) (table.Key, error) {
 
 // resolve reads the current item, evaluates the action's condition and
 // computes what to write. ok is false when the condition does not hold.
-func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction) (s step, ok bool, err error) {
+// A put arrives prepared (put); its item does not depend on the current one.
+func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction, put prepared) (s step, ok bool, err error) {
 	key, _ := actionKey(a)
 	cur, err := load(ctx, tx, now, key)
 	if err != nil {
@@ -172,12 +231,7 @@ func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction) (s 
 	s = step{key: key, write: true}
 	switch x := a.(type) {
 	case table.TxPut:
-		n, err := table.NormalizeValue(map[string]any(x.Item))
-		if err != nil {
-			return step{}, false, err
-		}
-		m, _ := n.(map[string]any)
-		s.after = table.Item(m)
+		s.after, s.raw = put.after, put.raw
 	case table.TxUpdate:
 		base := cur
 		if base == nil {
@@ -186,13 +240,12 @@ func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction) (s 
 		if s.after, err = table.Apply(base, x.Updates); err != nil {
 			return step{}, false, err
 		}
-	case table.TxCheck:
-		s.write = false
-	}
-	if s.after != nil {
 		if err := validate(s.after); err != nil {
 			return step{}, false, err
 		}
+		s.update = true
+	case table.TxCheck:
+		s.write = false
 	}
 	return s, true, nil
 }
@@ -211,9 +264,12 @@ func actionCond(a table.TxAction) table.Cond {
 	return nil
 }
 
-// load reads the current item inside the transaction; an expired item is
-// treated as absent.
+// load reads the current item inside the transaction, from the writer's
+// cache when it holds it; an expired item is treated as absent.
 func load(ctx context.Context, tx txStmts, now float64, key table.Key) (table.Item, error) {
+	if it, ok := tx.cache.get(key, now); ok {
+		return it, nil
+	}
 	var raw string
 	err := tx.load.QueryRowContext(ctx, key.PK, key.SK, now).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -254,12 +310,24 @@ func indexKeys(it table.Item, pkAttr, skAttr string) (any, any) {
 	return pk, sk
 }
 
-// txStmts are the writer's prepared statements bound to one transaction.
-type txStmts struct{ load, upsert, remove *sql.Stmt }
+// txStmts are the writer's prepared statements bound to one transaction,
+// and the writer's item cache.
+type txStmts struct {
+	load, upsert, remove *sql.Stmt
+	cache                *itemCache
+}
 
+// writeStep writes one resolved action and keeps the cache in step: an
+// updated item is cached as written, a put or deleted one is forgotten
+// (puts mostly create items nobody updates again).
 func writeStep(ctx context.Context, tx txStmts, s step) error {
 	if !s.write {
 		return nil
+	}
+	if s.update {
+		tx.cache.put(s.key, s.after)
+	} else {
+		tx.cache.forget(s.key)
 	}
 	if s.after == nil {
 		if _, err := tx.remove.ExecContext(ctx, s.key.PK, s.key.SK); err != nil {
@@ -267,9 +335,13 @@ func writeStep(ctx context.Context, tx txStmts, s step) error {
 		}
 		return nil
 	}
-	raw, err := json.Marshal(s.after)
-	if err != nil {
-		return fmt.Errorf("sqlitetable: encode %s: %w", s.key, err)
+	raw := s.raw
+	if raw == "" {
+		b, err := json.Marshal(s.after)
+		if err != nil {
+			return fmt.Errorf("sqlitetable: encode %s: %w", s.key, err)
+		}
+		raw = string(b)
 	}
 	g1pk, g1sk := indexKeys(s.after, table.AttrGSI1PK, table.AttrGSI1SK)
 	g2pk, g2sk := indexKeys(s.after, table.AttrGSI2PK, table.AttrGSI2SK)
@@ -277,8 +349,7 @@ func writeStep(ctx context.Context, tx txStmts, s step) error {
 	if f, ok := s.after[table.AttrTTL].(float64); ok {
 		ttl = f // a ttl that is not a number never expires, as on DynamoDB
 	}
-	_, err = tx.upsert.ExecContext(ctx, s.key.PK, s.key.SK, g1pk, g1sk, g2pk, g2sk, ttl, string(raw))
-	if err != nil {
+	if _, err := tx.upsert.ExecContext(ctx, s.key.PK, s.key.SK, g1pk, g1sk, g2pk, g2sk, ttl, raw); err != nil {
 		return fmt.Errorf("sqlitetable: write %s: %w", s.key, interpretError(err))
 	}
 	return nil
