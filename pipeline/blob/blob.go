@@ -59,6 +59,16 @@ type Syncer interface {
 	Flush(ctx context.Context) error
 }
 
+// LocalFiler is a Store whose objects are files on this machine. A step
+// that needs its input as a file (a sniffer, an extractor, poppler) reads
+// the object in place instead of copying it first; it must neither change
+// nor remove the file.
+type LocalFiler interface {
+	// LocalFile returns the file holding key and the object's Info, or
+	// ErrNotFound.
+	LocalFile(ctx context.Context, key string) (string, Info, error)
+}
+
 // Flush makes the objects Put on s so far durable when s is a Syncer, and
 // does nothing otherwise.
 func Flush(ctx context.Context, s Store) error {

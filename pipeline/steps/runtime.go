@@ -340,15 +340,37 @@ func storageErr(what string, err error) error {
 	return &steperr.TransientError{Reason: fmt.Sprintf("%s: %v", what, err)}
 }
 
-// downloadSource fetches the workflow's original document into a private
-// temp file (extractors and poppler read files) and returns its path and a
-// cleanup function.
+// downloadSource returns the workflow's original document as a file to
+// read (extractors and poppler read files) and a cleanup function.
 func (h *handlers) downloadSource(ctx context.Context, ref pipeline.WorkflowRef) (string, func(), error) {
 	doc, err := h.Repo.GetDocument(ctx, ref.ProjectID, ref.DocumentID)
 	if err != nil {
 		return "", nil, storageErr("read document", err)
 	}
-	return h.tempFile(ctx, doc.BlobKey)
+	return h.sourceFile(ctx, doc.BlobKey)
+}
+
+// sourceFile returns a file holding the blob at key, to read only: the
+// store's own file when the store keeps its objects as local files (no
+// copy: for many small documents, creating and deleting the copies cost
+// more than reading them), else a private temp copy that cleanup removes.
+// Either way a blob over the file size limit is refused.
+func (h *handlers) sourceFile(ctx context.Context, key string) (string, func(), error) {
+	local, ok := h.Blobs.(blob.LocalFiler)
+	if !ok {
+		return h.tempFile(ctx, key)
+	}
+	path, info, err := local.LocalFile(ctx, key)
+	switch {
+	case errors.Is(err, blob.ErrNotFound):
+		return "", nil, &steperr.InvalidInputError{Reason: "source document is missing from the blob store: " + key}
+	case err != nil:
+		return "", nil, storageErr("open source", err)
+	}
+	if max := h.Limits.WithDefaults().MaxFileBytes; info.Size > max {
+		return "", nil, &steperr.TooLargeError{Reason: fmt.Sprintf("file is larger than the %d-byte limit", max)}
+	}
+	return path, func() {}, nil
 }
 
 // preparedSource returns what segment_prep found about the document and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -93,5 +94,55 @@ func TestDownloadStopsAtTheSizeLimit(t *testing.T) {
 	}
 	if _, _, err := h.tempFile(ctx, "p/d/missing"); steperr.Name(err) != steperr.NameInvalidInput {
 		t.Fatalf("missing source: err = %v", err)
+	}
+}
+
+// A store of local files serves the source in place, with the same limit
+// and the same error for a missing one as a download; any other store
+// gets a private copy.
+func TestSourceFileInPlaceOrCopied(t *testing.T) {
+	blobs, err := dirblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := blob.PutBytes(ctx, blobs, "p/d/source", make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	h := &handlers{Deps: Deps{Blobs: blobs, TempDir: tmp, Limits: extract.Limits{MaxFileBytes: 100}}}
+	path, cleanup, err := h.sourceFile(ctx, "p/d/source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	if want := filepath.Join(blobs.Root(), "p", "d", "source"); path != want {
+		t.Fatalf("source at %s, want the store's own file %s", path, want)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("cleanup removed the store's file: %v", err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Fatalf("a copy was made: %v", entries)
+	}
+	h.Limits.MaxFileBytes = 99
+	if _, _, err := h.sourceFile(ctx, "p/d/source"); steperr.Name(err) != steperr.NameTooLarge {
+		t.Fatalf("over the limit: err = %v, want TooLargeError", err)
+	}
+	if _, _, err := h.sourceFile(ctx, "p/d/missing"); steperr.Name(err) != steperr.NameInvalidInput {
+		t.Fatalf("missing source: err = %v", err)
+	}
+
+	h = &handlers{Deps: Deps{Blobs: struct{ blob.Store }{blobs}, TempDir: tmp, Limits: extract.Limits{MaxFileBytes: 100}}}
+	path, cleanup, err = h.sourceFile(ctx, "p/d/source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(path) != tmp {
+		t.Fatalf("a remote store's source at %s, want a copy in %s", path, tmp)
+	}
+	cleanup()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the copy outlived cleanup: %v", err)
 	}
 }

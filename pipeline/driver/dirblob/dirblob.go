@@ -53,8 +53,9 @@ type Store struct {
 }
 
 var (
-	_ blob.Store  = (*Store)(nil)
-	_ blob.Syncer = (*Store)(nil)
+	_ blob.Store      = (*Store)(nil)
+	_ blob.Syncer     = (*Store)(nil)
+	_ blob.LocalFiler = (*Store)(nil)
 )
 
 // New returns a store rooted at root, creating the directory if needed.
@@ -196,6 +197,17 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("dirblob: %s: %w", key, blob.ErrNotFound)
 	}
 	return f, nil
+}
+
+// LocalFile returns the file holding key, for readers that need a file;
+// Put replaces it by renaming, so a reader holding it open keeps reading
+// the bytes it opened.
+func (s *Store) LocalFile(ctx context.Context, key string) (string, blob.Info, error) {
+	info, err := s.Head(ctx, key)
+	if err != nil {
+		return "", blob.Info{}, err
+	}
+	return s.path(key), info, nil
 }
 
 // Head describes the object under key.
