@@ -50,9 +50,10 @@ type ProgressRecorder struct {
 	unit     string
 	total    int
 
-	mu   sync.Mutex
-	done int
-	last time.Time // of the last write, zero before the first
+	mu      sync.Mutex
+	done    int
+	last    time.Time       // of the last write, zero before the first
+	written StepRunProgress // what the last write recorded
 }
 
 // NewProgressRecorder starts counting step's units (total of them) in
@@ -79,7 +80,8 @@ func (p *ProgressRecorder) Set(ctx context.Context, done, total int) {
 	p.flushLocked(ctx, false)
 }
 
-// Finish records the final count.
+// Finish records the final count, unless the last write already did (a
+// step of one unit: its first write was also its last).
 func (p *ProgressRecorder) Finish(ctx context.Context) {
 	p.mu.Lock()
 	p.flushLocked(ctx, true)
@@ -89,11 +91,11 @@ func (p *ProgressRecorder) Finish(ctx context.Context) {
 // The write itself runs unlocked, so workers never wait on the table.
 func (p *ProgressRecorder) flushLocked(ctx context.Context, force bool) {
 	now := p.repo.now()
-	due := force || p.last.IsZero() || now.Sub(p.last) >= ProgressInterval
-	if due {
-		p.last = now
-	}
 	prog := StepRunProgress{Done: p.done, Total: p.total, Unit: p.unit}
+	due := p.last.IsZero() || (force || now.Sub(p.last) >= ProgressInterval) && prog != p.written
+	if due {
+		p.last, p.written = now, prog
+	}
 	p.mu.Unlock()
 	if due {
 		_, _ = p.repo.RecordStepProgress(ctx, p.workflow, p.step, prog)

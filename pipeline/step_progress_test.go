@@ -75,6 +75,22 @@ func TestProgressRecorderBoundsWrites(t *testing.T) {
 	if got == nil || got.Done != 3000 || got.Total != 3000 || got.Unit != "pages" {
 		t.Errorf("final progress %+v", got)
 	}
+
+	// A step of one unit: its first write already holds the final count,
+	// so Finish has nothing to add.
+	before = tb.updates.Load()
+	one := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 1, "sections")
+	one.Add(ctx, 1)
+	one.Finish(ctx)
+	if writes := tb.updates.Load() - before; writes != 1 {
+		t.Errorf("%d progress writes for a step of one unit, want 1", writes)
+	}
+	if p, err = repo.GetProgress(ctx, wf.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Steps[pipeline.StepFormatParser].Progress; got == nil || got.Done != 1 || got.Total != 1 || got.Unit != "sections" {
+		t.Errorf("one-unit progress %+v", got)
+	}
 }
 
 // Set takes a count and a total from outside, revised as the step learns
