@@ -22,7 +22,14 @@ func (r *Repository) GetProgress(ctx context.Context, workflowID string) (StepPr
 // (a retried change that committed before); a step in any other state gives
 // an error matching ErrStale and table.ErrConditionFailed.
 func (r *Repository) TransitionStep(ctx context.Context, ref WorkflowRef, step string, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
-	return r.transitionStep(ctx, ref, step, "", from, to, errMsg)
+	return r.transitionStep(ctx, ref, step, "", from, to, errMsg, nil)
+}
+
+// TransitionStepWithInfo is TransitionStep that also records what the step
+// learned about the workflow (UpdateWorkflowInfo's fields) in the same
+// transaction: the step's outcome and its findings commit together.
+func (r *Repository) TransitionStepWithInfo(ctx context.Context, ref WorkflowRef, step string, from []StepStatus, to StepStatus, errMsg string, info WorkflowInfo) (bool, error) {
+	return r.transitionStep(ctx, ref, step, "", from, to, errMsg, &info)
 }
 
 // TransitionStepFrom is TransitionStep for a caller that has just read the
@@ -36,10 +43,10 @@ func (r *Repository) TransitionStepFrom(ctx context.Context, ref WorkflowRef, st
 	case !slices.Contains(from, seen):
 		seen = ""
 	}
-	return r.transitionStep(ctx, ref, step, seen, from, to, errMsg)
+	return r.transitionStep(ctx, ref, step, seen, from, to, errMsg, nil)
 }
 
-func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, step string, seen StepStatus, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
+func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, step string, seen StepStatus, from []StepStatus, to StepStatus, errMsg string, info *WorkflowInfo) (bool, error) {
 	if err := validName("step", step); err != nil {
 		return false, err
 	}
@@ -65,6 +72,15 @@ func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, step s
 		actions, err := r.transitionActions(ref.WorkflowID, step, cur, to, errMsg)
 		if err != nil {
 			return err
+		}
+		if info != nil {
+			wf, stepUpdates, err := r.workflowInfoActions(ref, *info)
+			if err != nil {
+				return err
+			}
+			change := actions[0].(table.TxUpdate)
+			change.Updates = append(change.Updates, stepUpdates...)
+			actions = append([]table.TxAction{change, actions[1]}, wf...)
 		}
 		err = r.t.Transact(ctx, actions)
 		if err == nil {

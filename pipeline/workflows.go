@@ -189,6 +189,24 @@ type WorkflowInfo struct {
 // UpdateWorkflowInfo sets the given fields on both workflow items (and the
 // total on the step item) in one transaction, without touching the others.
 func (r *Repository) UpdateWorkflowInfo(ctx context.Context, ref WorkflowRef, info WorkflowInfo) error {
+	actions, stepUpdates, err := r.workflowInfoActions(ref, info)
+	if err != nil {
+		return err
+	}
+	if len(stepUpdates) > 0 {
+		actions = append(actions, table.TxUpdate{Key: StepKey(ref.WorkflowID), Updates: stepUpdates, Cond: table.Exists{Path: table.AttrPK}})
+	}
+	err = r.t.Transact(ctx, actions)
+	if errors.Is(err, table.ErrConditionFailed) {
+		return fmt.Errorf("pipeline: workflow %s: %w", ref.WorkflowID, ErrNotFound)
+	}
+	return err
+}
+
+// workflowInfoActions returns the updates of both workflow items that
+// record info, and those the step item needs (the segment total), for the
+// caller to put into its own update of that item.
+func (r *Repository) workflowInfoActions(ref WorkflowRef, info WorkflowInfo) ([]table.TxAction, []table.Update, error) {
 	now := r.now().UTC()
 	wfUpdates := []table.Update{table.Set{Path: pathUpdatedAt, Value: now.Format(time.RFC3339Nano)}}
 	if info.MIMEType != nil {
@@ -199,32 +217,24 @@ func (r *Repository) UpdateWorkflowInfo(ctx context.Context, ref WorkflowRef, in
 	}
 	for stage, status := range info.Preprocessing {
 		if err := validName("stage", stage); err != nil {
-			return err
+			return nil, nil, err
 		}
 		wfUpdates = append(wfUpdates, table.Set{Path: "data.preprocessing." + stage, Value: status})
 	}
-	exists := table.Exists{Path: table.AttrPK}
-	actions := []table.TxAction{
-		table.TxUpdate{Key: ProjectWorkflowKey(ref.ProjectID, ref.WorkflowID), Updates: wfUpdates, Cond: exists},
-		table.TxUpdate{Key: WorkflowKey(ref.DocumentID, ref.WorkflowID), Updates: wfUpdates, Cond: exists},
-	}
+	var stepUpdates []table.Update
 	if info.TotalSegments != nil {
 		if *info.TotalSegments < 0 {
-			return fmt.Errorf("pipeline: negative total segments %d", *info.TotalSegments)
+			return nil, nil, fmt.Errorf("pipeline: negative total segments %d", *info.TotalSegments)
 		}
 		total := table.Set{Path: pathTotalSegments, Value: *info.TotalSegments}
-		for i := range actions {
-			u := actions[i].(table.TxUpdate)
-			u.Updates = append(slices.Clone(u.Updates), total)
-			actions[i] = u
-		}
-		actions = append(actions, table.TxUpdate{Key: StepKey(ref.WorkflowID), Updates: []table.Update{total}, Cond: exists})
+		wfUpdates = append(wfUpdates, total)
+		stepUpdates = append(stepUpdates, total)
 	}
-	err := r.t.Transact(ctx, actions)
-	if errors.Is(err, table.ErrConditionFailed) {
-		return fmt.Errorf("pipeline: workflow %s: %w", ref.WorkflowID, ErrNotFound)
-	}
-	return err
+	exists := table.Exists{Path: table.AttrPK}
+	return []table.TxAction{
+		table.TxUpdate{Key: ProjectWorkflowKey(ref.ProjectID, ref.WorkflowID), Updates: wfUpdates, Cond: exists},
+		table.TxUpdate{Key: WorkflowKey(ref.DocumentID, ref.WorkflowID), Updates: wfUpdates, Cond: exists},
+	}, stepUpdates, nil
 }
 
 // ListDocumentWorkflows returns a document's workflows, newest first.

@@ -46,14 +46,11 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *wo
 		return outcome{}, err
 	}
 	mime := prep.MIMEType
-	if err := h.Repo.UpdateWorkflowInfo(ctx, in.Workflow, pipeline.WorkflowInfo{MIMEType: &mime}); err != nil {
-		return outcome{}, storageErr("record format", err)
-	}
 	msg := string(prep.Format)
 	if prep.Pages > 0 {
 		msg += fmt.Sprintf(", %d pages", prep.Pages)
 	}
-	return outcome{message: msg}, nil
+	return outcome{message: msg, info: &pipeline.WorkflowInfo{MIMEType: &mime}}, nil
 }
 
 // languageSampleBytes is how much of the extracted text the document's
@@ -118,10 +115,7 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *w
 		return outcome{}, err
 	}
 	total := len(infos)
-	if err := h.Repo.UpdateWorkflowInfo(ctx, in.Workflow, pipeline.WorkflowInfo{TotalSegments: &total}); err != nil {
-		return outcome{}, storageErr("record segment count", err)
-	}
-	return outcome{message: fmt.Sprintf("%d %ss", total, units[0].Kind), doc: doc}, nil
+	return outcome{message: fmt.Sprintf("%d %ss", total, units[0].Kind), doc: doc, info: &pipeline.WorkflowInfo{TotalSegments: &total}}, nil
 }
 
 // detectLanguage names the language of the first languageSampleBytes of

@@ -70,10 +70,7 @@ func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, 
 	if err := h.putJSON(ctx, pipeline.UnitsBlobKey(in.Workflow), infos); err != nil {
 		return outcome{}, err
 	}
-	if err := h.Repo.UpdateWorkflowInfo(ctx, in.Workflow, pipeline.WorkflowInfo{TotalSegments: &n}); err != nil {
-		return outcome{}, storageErr("record segment count", err)
-	}
-	return outcome{message: fmt.Sprintf("%d %ss", n, infos[0].Kind), doc: doc}, nil
+	return outcome{message: fmt.Sprintf("%d %ss", n, infos[0].Kind), doc: doc, info: &pipeline.WorkflowInfo{TotalSegments: &n}}, nil
 }
 
 // languageSample gathers the document's first languageSampleBytes of text

@@ -88,6 +88,9 @@ type outcome struct {
 	status  pipeline.StepStatus // completed (default) or skipped
 	message string              // a short message for logs
 	doc     *pipeline.DocAttrs  // format_parser's findings
+	// info is what the step learned about the workflow (its format, its
+	// segment count), recorded with the step's completion.
+	info *pipeline.WorkflowInfo
 }
 
 // Register adds every builtin handler, the generic handlers of users'
@@ -209,7 +212,13 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if err := h.flushBlobs(ctx); err != nil {
 			return nil, err
 		}
-		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, to, note); err != nil {
+		finished := []pipeline.StepStatus{pipeline.StepInProgress}
+		if res.info != nil {
+			_, err = h.Repo.TransitionStepWithInfo(ctx, in.Workflow, step, finished, to, note, *res.info)
+		} else {
+			_, err = h.Repo.TransitionStep(ctx, in.Workflow, step, finished, to, note)
+		}
+		if err != nil {
 			return nil, storageErr("finish step", err)
 		}
 		h.logger().Debug("step done", "step", step, "workflow", in.Workflow.WorkflowID, "took", time.Since(started), "message", res.message)

@@ -36,6 +36,7 @@ var repositoryTests = []struct {
 	{"WorkflowStatusRace", testWorkflowStatusRace},
 	{"ListByStatusOrder", testListByStatusOrder},
 	{"UpdateWorkflowInfo", testUpdateWorkflowInfo},
+	{"TransitionStepWithInfo", testTransitionStepWithInfo},
 	{"SegmentsPaging", testSegmentsPaging},
 	{"FinishSegmentRace", testFinishSegmentRace},
 	{"FinishSegmentRerun", testFinishSegmentRerun},
@@ -789,6 +790,51 @@ func testUpdateWorkflowInfo(t *testing.T, tb table.Table, _ config) {
 		t.Fatalf("update of a missing workflow: err = %v, want ErrNotFound", err)
 	}
 	wantMissing(t, tb, pipeline.WorkflowKey(ghost.DocumentID, ghost.WorkflowID))
+}
+
+// A step's completion and what it learned commit together, or neither
+// does: a stale completion leaves the workflow's info as it was.
+func testTransitionStepWithInfo(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	step := pipeline.StepFormatParser
+	pending, inProgress := []pipeline.StepStatus{pipeline.StepPending}, []pipeline.StepStatus{pipeline.StepInProgress}
+	stale := 3
+	ok, err := repo.TransitionStepWithInfo(ctx, f.ref, step, inProgress, pipeline.StepCompleted, "", pipeline.WorkflowInfo{TotalSegments: &stale})
+	wantStale(t, "complete a pending step", ok, err)
+	if p := progress(t, repo, f.wf.ID); p.TotalSegments != 0 {
+		t.Fatalf("a stale completion recorded its total: %d", p.TotalSegments)
+	}
+	if _, err := repo.TransitionStep(ctx, f.ref, step, pending, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	mime, total := "text/plain", 12
+	ok, err = repo.TransitionStepWithInfo(ctx, f.ref, step, inProgress, pipeline.StepCompleted, "", pipeline.WorkflowInfo{MIMEType: &mime, TotalSegments: &total})
+	if !ok || err != nil {
+		t.Fatalf("complete with info: %v, %v", ok, err)
+	}
+	p := progress(t, repo, f.wf.ID)
+	if p.Steps[step].Status != pipeline.StepCompleted || p.TotalSegments != total {
+		t.Fatalf("step item: %s, total %d", p.Steps[step].Status, p.TotalSegments)
+	}
+	meta, err := repo.GetWorkflow(ctx, f.doc.ID, f.wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _, err := repo.ListProjectWorkflows(ctx, f.doc.ProjectID, 1, "")
+	if err != nil || len(listed) != 1 {
+		t.Fatal(listed, err)
+	}
+	for _, wf := range []pipeline.Workflow{meta, listed[0]} {
+		if wf.MIMEType != mime || wf.TotalSegments != total {
+			t.Fatalf("workflow = %+v", wf)
+		}
+	}
+	trs, err := repo.ListTransitions(ctx, f.wf.ID)
+	if err != nil || len(trs) != 2 || trs[1].From != pipeline.StepInProgress || trs[1].To != pipeline.StepCompleted {
+		t.Fatalf("audit = %+v, %v", trs, err)
+	}
 }
 
 func mapsEqual(a, b map[string]string) bool {
