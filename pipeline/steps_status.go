@@ -100,6 +100,82 @@ func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, step s
 	return applied, err
 }
 
+// StepChange is one step's move for TransitionSteps: from Seen, as the
+// caller has just read it, to To; From lists the states the move is valid
+// from, as for TransitionStep.
+type StepChange struct {
+	Step  string
+	Seen  StepStatus
+	From  []StepStatus
+	To    StepStatus
+	Error string
+}
+
+// TransitionSteps moves several steps of one workflow in one transaction,
+// each conditional on its step still being in Seen and each with its own
+// audit item: the step runtime closes the segment stages a step waits for
+// and starts that step in one write. A change already in To is dropped.
+// When a step has moved on since it was read, the changes are applied one
+// by one instead, each as TransitionStepFrom would.
+func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, changes []StepChange) error {
+	var todo []StepChange
+	for _, c := range changes {
+		if err := validName("step", c.Step); err != nil {
+			return err
+		}
+		if c.Seen != c.To {
+			todo = append(todo, c)
+		}
+	}
+	oneByOne := func(cs []StepChange) error {
+		for _, c := range cs {
+			if _, err := r.TransitionStepFrom(ctx, ref, c.Step, c.Seen, c.From, c.To, c.Error); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// A transaction holds the step item's update and one audit item per
+	// change.
+	if len(todo) < 2 || len(todo) >= table.MaxTransactItems {
+		return oneByOne(todo)
+	}
+	var change table.TxUpdate
+	var conds table.And
+	audits := make([]table.TxAction, 0, len(todo))
+	for _, c := range todo {
+		if !slices.Contains(c.From, c.Seen) {
+			return oneByOne(todo)
+		}
+		acts, err := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error)
+		if err != nil {
+			return err
+		}
+		u := acts[0].(table.TxUpdate)
+		if change.Key.PK == "" {
+			change.Key, change.Updates = u.Key, u.Updates
+		} else {
+			// Every change sets updated_at; one expression may set it once.
+			for _, up := range u.Updates {
+				if set, ok := up.(table.Set); !ok || set.Path != pathUpdatedAt {
+					change.Updates = append(change.Updates, up)
+				}
+			}
+		}
+		conds = append(conds, u.Cond)
+		audits = append(audits, acts[1])
+	}
+	change.Cond = conds
+	err := r.t.Transact(ctx, append([]table.TxAction{change}, audits...))
+	if lostRace(err) {
+		return oneByOne(todo)
+	}
+	if err != nil {
+		return fmt.Errorf("pipeline: transition steps of %s: %w", ref.WorkflowID, err)
+	}
+	return nil
+}
+
 // stepFrom reads the state a step moves from; done when it is already in to
 // (a retried change that committed before), ErrStale when it is in a state
 // other than from.

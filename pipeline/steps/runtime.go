@@ -183,14 +183,17 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 				return nil, storageErr("mark workflow in progress", err)
 			}
 		}
-		if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe); err != nil {
-			return nil, err
-		}
 		if in.Skip {
+			if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe); err != nil {
+				return nil, err
+			}
 			return h.skipStage(ctx, in, st)
 		}
-		if _, err := h.Repo.TransitionStepFrom(ctx, in.Workflow, step, prog.Steps[step].Status, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
-			return nil, storageErr("start step", err)
+		// The segment stages this step waits for close, and the step
+		// starts, in one write.
+		start := pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}
+		if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe, start); err != nil {
+			return nil, err
 		}
 		started := time.Now()
 		res, runErr := safeRun(ctx, in, pipe, body)
@@ -270,14 +273,16 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 	})
 }
 
-// closeBatchStages completes the segment stages step waits for: reaching
-// it means their fan-out has finished. An empty step (finalize) closes
-// every segment stage.
-func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress, pipe *workflowPipeline) error {
+// closeBatchStages completes the segment stages step waits for (reaching
+// it means their fan-out has finished) and applies then, in the same
+// transaction, the changes in also. An empty step (finalize) closes every
+// segment stage.
+func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress, pipe *workflowPipeline, also ...pipeline.StepChange) error {
 	var before []string
 	if step != "" {
 		before = pipe.def.Ancestors(step)
 	}
+	var changes []pipeline.StepChange
 	for _, st := range pipe.def.Stages {
 		if st.Scope != pipeline.ScopeSegment || done(prog.Steps[st.Name].Status) {
 			continue
@@ -285,13 +290,25 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 		if step != "" && !slices.Contains(before, st.Name) {
 			continue
 		}
+		changes = append(changes, pipeline.StepChange{
+			Step: st.Name, Seen: prog.Steps[st.Name].Status, To: pipeline.StepCompleted,
+			From:  []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed},
+			Error: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped),
+		})
+	}
+	if len(changes) > 0 {
+		// The segment stages' blobs are durable before they are recorded
+		// complete.
 		if err := h.flushBlobs(ctx); err != nil {
 			return err
 		}
-		msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
-		if _, err := h.Repo.TransitionStepFrom(ctx, ref, st.Name, prog.Steps[st.Name].Status, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed}, pipeline.StepCompleted, msg); err != nil {
-			return storageErr("close "+st.Name, err)
+	}
+	if err := h.Repo.TransitionSteps(ctx, ref, append(changes, also...)); err != nil {
+		what := "close segment stages"
+		if len(also) > 0 {
+			what = "start step"
 		}
+		return storageErr(what, err)
 	}
 	return nil
 }

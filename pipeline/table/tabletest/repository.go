@@ -37,6 +37,7 @@ var repositoryTests = []struct {
 	{"ListByStatusOrder", testListByStatusOrder},
 	{"UpdateWorkflowInfo", testUpdateWorkflowInfo},
 	{"TransitionStepWithInfo", testTransitionStepWithInfo},
+	{"TransitionSteps", testTransitionSteps},
 	{"SegmentsPaging", testSegmentsPaging},
 	{"FinishSegmentRace", testFinishSegmentRace},
 	{"FinishSegmentRerun", testFinishSegmentRerun},
@@ -834,6 +835,59 @@ func testTransitionStepWithInfo(t *testing.T, tb table.Table, _ config) {
 	trs, err := repo.ListTransitions(ctx, f.wf.ID)
 	if err != nil || len(trs) != 2 || trs[1].From != pipeline.StepInProgress || trs[1].To != pipeline.StepCompleted {
 		t.Fatalf("audit = %+v, %v", trs, err)
+	}
+}
+
+// Several steps move in one write, each with its audit record; a change
+// already made is dropped, and a step that moved on since it was read
+// sends the changes one by one, so each still ends where it should.
+func testTransitionSteps(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	pending := []pipeline.StepStatus{pipeline.StepPending}
+	closeFrom := []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed}
+	if _, err := repo.TransitionStep(ctx, f.ref, pipeline.StepSegmentAnalyzer, pending, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	err := repo.TransitionSteps(ctx, f.ref, []pipeline.StepChange{
+		{Step: pipeline.StepSegmentAnalyzer, Seen: pipeline.StepInProgress, From: closeFrom, To: pipeline.StepCompleted, Error: "3 segments done"},
+		{Step: pipeline.StepGraphBuilder, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
+		{Step: pipeline.StepSegmentPrep, Seen: pipeline.StepCompleted, From: pending, To: pipeline.StepCompleted}, // already there
+	})
+	if err != nil {
+		t.Fatalf("TransitionSteps: %v", err)
+	}
+	p := progress(t, repo, f.wf.ID)
+	if a, g := p.Steps[pipeline.StepSegmentAnalyzer], p.Steps[pipeline.StepGraphBuilder]; a.Status != pipeline.StepCompleted || a.Error != "3 segments done" || g.Status != pipeline.StepInProgress || g.StartedAt == "" {
+		t.Fatalf("after the joint write: analyzer %+v, graph %+v", a, g)
+	}
+	if p.Steps[pipeline.StepSegmentPrep].Status != pipeline.StepPending {
+		t.Fatalf("a dropped change was applied: %+v", p.Steps[pipeline.StepSegmentPrep])
+	}
+	trs, err := repo.ListTransitions(ctx, f.wf.ID)
+	if err != nil || len(trs) != 3 {
+		t.Fatalf("audit = %+v, %v; want 3 records", trs, err)
+	}
+	// The summarizer was read as pending but has started since: the joint
+	// write fails, and one by one the summarizer's start is a no-op while
+	// the document step still completes.
+	if _, err := repo.TransitionStep(ctx, f.ref, pipeline.StepDocumentSummarizer, pending, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	err = repo.TransitionSteps(ctx, f.ref, []pipeline.StepChange{
+		{Step: pipeline.StepGraphBuilder, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepCompleted},
+		{Step: pipeline.StepDocumentSummarizer, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
+	})
+	if err != nil {
+		t.Fatalf("TransitionSteps after a race: %v", err)
+	}
+	p = progress(t, repo, f.wf.ID)
+	if p.Steps[pipeline.StepGraphBuilder].Status != pipeline.StepCompleted || p.Steps[pipeline.StepDocumentSummarizer].Status != pipeline.StepInProgress {
+		t.Fatalf("after the race: %+v", p.Steps)
+	}
+	if trs, err := repo.ListTransitions(ctx, f.wf.ID); err != nil || len(trs) != 5 {
+		t.Fatalf("audit = %d records, %v; want 5 (no record for the no-op)", len(trs), err)
 	}
 }
 
