@@ -1,31 +1,66 @@
 // Package htmltext extracts the main text of an HTML page: the content of
-// <main> (or of its <article>s, or of <body>), without scripts, styles,
-// navigation, forms, asides, and headers or footers outside the main
-// content. Block elements become line breaks, table cells are separated by
-// tabs, and every heading starts a new section.
+// <main> or role=main (or of its <article>s, or of <body>), without
+// scripts, styles, navigation, forms, asides, and headers or footers
+// outside the main content. Block elements become line breaks, table cells
+// are separated by tabs, and every heading starts a new section.
+//
+// Pages under streamFrom bytes are parsed into a tree by x/net/html. Larger
+// ones are read twice with its tokenizer by a builder that keeps only a
+// stack of open elements and models the implied end tags that decide where
+// text lands (stream.go), so memory follows the text, not the markup. Both
+// paths feed the same walker the same element starts, ends and text, and
+// the walker holds the one set of rules. The streaming path differs from
+// the tree only where the parser restructures the tree (formatting
+// elements closed across blocks, content moved out of tables); stream.go
+// lists the cases.
 package htmltext
 
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
-	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
-	"golang.org/x/net/html/charset"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 	"github.com/docpipe/docpipe/pipeline/sniff"
 )
 
+// streamFrom is the page size from which the streaming path is taken. A
+// parse tree costs about 12 times the page, so the tree path peaks near
+// 50 MB here, while the streaming path stays under twice the text. The
+// builder repairs markup as the tree parser does save where the parser
+// restructures (see stream.go); below this size the parser itself
+// decides. Nearly every web page is far smaller; pages this large are
+// exports and reports.
+const streamFrom = 4 << 20
+
 // Extract reads an HTML file and returns its sections.
 func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
 	limits = limits.WithDefaults()
-	b, err := sniff.ReadFile(path, limits)
+	f, size, err := sniff.OpenFile(path, limits)
 	if err != nil {
 		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	if size >= streamFrom {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		src := &source{file: f, size: size}
+		if err := src.detect(); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return extractStream(ctx, src, limits)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return ExtractBytes(ctx, b, limits)
 }
@@ -35,21 +70,35 @@ func ExtractBytes(ctx context.Context, b []byte, limits extract.Limits) ([]extra
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b = decode(b)
-	w := &walker{ctx: ctx, s: plaintext.NewSplitter("section", limits)}
-	doc, err := html.Parse(bytes.NewReader(b))
-	if tooDeep(err) {
-		if err := w.streamText(b); err != nil {
-			return nil, err
-		}
-		return w.s.Units()
-	}
-	if err != nil { // the HTML5 parser recovers from anything but a read error and too deep nesting
+	src := &source{mem: b, size: int64(len(b))}
+	if err := src.detect(); err != nil {
 		return nil, err
 	}
-	for _, root := range mainRoots(doc) {
-		w.walk(root)
-		w.endBlock()
+	if len(b) >= streamFrom {
+		return extractStream(ctx, src, limits)
+	}
+	return extractTree(ctx, src, limits)
+}
+
+// extractStream reads the page twice with the tokenizer: once to learn
+// which elements hold the main text, once to extract it.
+func extractStream(ctx context.Context, src *source, limits extract.Limits) ([]extract.Unit, error) {
+	r, err := src.reader()
+	if err != nil {
+		return nil, err
+	}
+	scan := newBuilder(ctx, r, nil)
+	if err := scan.run(); err != nil {
+		return nil, err
+	}
+	if r, err = src.reader(); err != nil {
+		return nil, err
+	}
+	w := newWalker(ctx, limits)
+	b := newBuilder(ctx, r, w)
+	b.roots = scan.found
+	if err := b.run(); err != nil {
+		return nil, err
 	}
 	if w.err != nil {
 		return nil, w.err
@@ -57,106 +106,79 @@ func ExtractBytes(ctx context.Context, b []byte, limits extract.Limits) ([]extra
 	return w.s.Units()
 }
 
-// decode converts the document to UTF-8 as a browser would: byte-order
-// mark, then <meta charset>, then UTF-8 if it is valid, else Windows-1252;
-// BOM-less UTF-16, which browsers do not guess, is recognised by its NULs.
-func decode(b []byte) []byte {
-	enc, name, certain := charset.DetermineEncoding(b, "")
-	if !certain {
-		if te, ok := sniff.DetectEncoding(b); ok && te.BOMLen == 0 &&
-			(te.Name == sniff.EncodingUTF16LE || te.Name == sniff.EncodingUTF16BE) {
-			enc, _ = charset.Lookup(te.Name)
-			name = te.Name
-		}
-	}
-	if name == "utf-8" || (name == "windows-1252" && ascii(b)) {
-		return b // decoding would copy the page unchanged
-	}
-	out, err := enc.NewDecoder().Bytes(b)
-	if err != nil {
-		return b
-	}
-	return out
+// elem is what the rules need to know of an element: its type and the few
+// attributes they look at. Both paths build it, from a tree node or from a
+// start tag.
+type elem struct {
+	a      atom.Atom
+	hidden bool // hidden, aria-hidden="true", or a role that is never main text
+	role   role // the landmark roles the rules look at
+	mailto string
 }
 
-// ascii reports whether b is 7-bit, which Windows-1252 leaves as it is.
-func ascii(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
+type role uint8
 
-// mainRoots picks the subtrees holding the main text.
-func mainRoots(doc *html.Node) []*html.Node {
-	if mains := findAll(doc, atom.Main, false); len(mains) > 0 {
-		return mains
-	}
-	if articles := findAll(doc, atom.Article, true); len(articles) > 0 {
-		return articles
-	}
-	if body := findAll(doc, atom.Body, true); len(body) > 0 {
-		return body[:1]
-	}
-	return []*html.Node{doc}
-}
+const (
+	roleNone role = iota
+	roleOther
+	roleMain
+	roleBanner
+	roleContentinfo
+)
 
-// findAll returns the elements of type a, outermost only when outer is
-// set, never looking inside dropped elements.
-func findAll(n *html.Node, a atom.Atom, outer bool) []*html.Node {
-	var out []*html.Node
-	var visit func(*html.Node)
-	visit = func(n *html.Node) {
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type != html.ElementNode {
-				continue
-			}
-			if dropped(c) {
-				continue
-			}
-			if c.DataAtom == a {
-				out = append(out, c)
-				if outer {
-					continue
-				}
-			}
-			visit(c)
+// attr records what the rules need of one attribute.
+func (e *elem) attr(key, val string) {
+	switch key {
+	case "hidden":
+		e.hidden = true
+	case "aria-hidden":
+		if val == "true" {
+			e.hidden = true
 		}
+	case "role":
+		if e.role != roleNone {
+			return
+		}
+		e.role = roleOther
+		switch val {
+		case "navigation", "search", "complementary":
+			e.hidden = true
+		case "main":
+			e.role = roleMain
+		case "banner":
+			e.role = roleBanner
+		case "contentinfo":
+			e.role = roleContentinfo
+		}
+	case "href":
+		if e.a != atom.A || !strings.HasPrefix(strings.ToLower(val), "mailto:") {
+			return
+		}
+		addr := val[len("mailto:"):]
+		if i := strings.IndexByte(addr, '?'); i >= 0 {
+			addr = addr[:i]
+		}
+		e.mailto = addr
 	}
-	visit(n)
-	return out
 }
 
 // dropped: elements whose content is never main text.
-func dropped(n *html.Node) bool {
-	switch n.DataAtom {
+func (e *elem) dropped() bool {
+	switch e.a {
 	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Nav, atom.Aside,
 		atom.Form, atom.Button, atom.Select, atom.Textarea, atom.Input, atom.Iframe,
 		atom.Object, atom.Embed, atom.Svg, atom.Math, atom.Canvas, atom.Head, atom.Title, atom.Dialog:
 		return true
 	}
-	for _, a := range n.Attr {
-		switch {
-		case a.Key == "hidden":
-			return true
-		case a.Key == "aria-hidden" && a.Val == "true":
-			return true
-		case a.Key == "role" && (a.Val == "navigation" || a.Val == "search" || a.Val == "complementary"):
-			return true
-		}
-	}
-	return false
+	return e.hidden
 }
 
-func role(n *html.Node) string {
-	for _, a := range n.Attr {
-		if a.Key == "role" {
-			return a.Val
-		}
-	}
-	return ""
+// isMain: the landmark whose content is the main text.
+func (e *elem) isMain() bool { return e.a == atom.Main || e.role == roleMain }
+
+// chrome: site header and footer, dropped outside the main content.
+func (e *elem) chrome() bool {
+	return e.a == atom.Header || e.a == atom.Footer || e.role == roleBanner || e.role == roleContentinfo
 }
 
 func isHeading(a atom.Atom) bool {
@@ -187,182 +209,255 @@ func lineish(a atom.Atom) bool {
 	return false
 }
 
+// walker turns element starts and ends and text, in document order, into
+// blocks and headings. open and close must nest; the tree path calls them
+// around each element's children, the streaming path as its builder opens
+// and closes elements.
 type walker struct {
 	ctx     context.Context
+	limits  extract.Limits
 	s       *plaintext.Splitter
-	line    strings.Builder
-	lines   []string
-	space   bool
-	pre     int
-	table   int
-	list    int
-	inMain  int
+	body    flow
+	heading flow  // collects a heading's text until it ends
+	cur     *flow // body, or heading inside one
+	frames  []frame
+	mailtos []string // addresses of the open mailto links, innermost last
+	skip    int      // depth inside a dropped element
 	visited int
 	err     error
 }
 
-func (w *walker) walk(n *html.Node) {
-	if w.err != nil {
-		return
+// flow is the text being assembled: the current line and the finished
+// lines of the current block.
+type flow struct {
+	line   []byte
+	block  []byte // finished lines, separated by sep
+	lines  int
+	sep    byte
+	space  bool
+	pre    int
+	table  int
+	list   int
+	inMain int
+}
+
+// frame says what an element's end does.
+type frame uint8
+
+const (
+	endNothing   frame = iota
+	endMain            // main, article: end the block, leave the main content
+	endHeading         // emit the heading
+	endTable           // end the block after the outermost table, the line after a nested one
+	endPre             // end the block and preformatting
+	endLine            // end the line
+	endItem            // end the line and the list item
+	endCellBlock       // a block inside a table cell: a space
+	endListBlock       // a block inside a list item: end the line
+	endBlock           // end the block
+	endMailto          // add the address of a mailto link
+)
+
+func newWalker(ctx context.Context, limits extract.Limits) *walker {
+	w := &walker{ctx: ctx, limits: limits, s: plaintext.NewSplitter("section", limits)}
+	w.body.sep = '\n'
+	w.heading.sep = ' '
+	w.cur = &w.body
+	return w
+}
+
+// open starts an element and reports whether its content matters.
+func (w *walker) open(e *elem) bool {
+	if w.skip > 0 {
+		w.skip++
+		return false
 	}
-	if w.visited++; w.visited%4096 == 0 {
-		if w.err = w.ctx.Err(); w.err != nil {
-			return
-		}
+	f := w.cur
+	if e.dropped() || (e.chrome() && f.inMain == 0) {
+		w.skip = 1
+		return false
 	}
-	switch n.Type {
-	case html.TextNode:
-		w.text(n.Data)
-		return
-	case html.ElementNode:
-	case html.DocumentNode:
-		w.children(n)
-		return
-	default:
-		return
-	}
-	if dropped(n) {
-		return
-	}
-	a := n.DataAtom
-	r := role(n)
-	if (a == atom.Header || a == atom.Footer || r == "banner" || r == "contentinfo") && w.inMain == 0 {
-		return
-	}
+	a := e.a
+	k := endNothing
 	switch {
-	case a == atom.Main || a == atom.Article:
-		w.inMain++
+	case a == atom.Main || a == atom.Article || e.role == roleMain:
+		f.inMain++
 		w.endBlock()
-		w.children(n)
+		k = endMain
+	case isHeading(a) && f.table == 0 && w.cur == &w.body:
 		w.endBlock()
-		w.inMain--
-	case isHeading(a) && w.table == 0:
-		w.endBlock()
-		h := &walker{ctx: w.ctx, inMain: w.inMain}
-		h.children(n)
-		h.newline()
-		w.s.Heading(strings.Join(h.lines, " "))
+		w.heading.inMain = f.inMain
+		w.cur = &w.heading
+		k = endHeading
 	case a == atom.Br:
-		w.newline()
+		f.newline()
 	case a == atom.Td || a == atom.Th:
-		if w.line.Len() > 0 {
-			w.line.WriteByte('\t')
+		if len(f.line) > 0 {
+			f.line = append(f.line, '\t')
 		}
-		w.space = false
-		w.children(n)
+		f.space = false
 	case a == atom.Table:
-		if w.table == 0 {
+		if f.table == 0 {
 			w.endBlock()
 		} else {
-			w.newline()
+			f.newline()
 		}
-		w.table++
-		w.children(n)
-		w.table--
-		if w.table == 0 {
-			w.endBlock()
-		}
+		f.table++
+		k = endTable
 	case a == atom.Pre:
 		w.endBlock()
-		w.pre++
-		w.children(n)
-		w.pre--
-		w.endBlock()
+		f.pre++
+		k = endPre
 	case lineish(a):
-		w.newline()
+		f.newline()
+		k = endLine
 		if a == atom.Li {
-			w.list++
+			f.list++
+			k = endItem
 		}
-		w.children(n)
-		if a == atom.Li {
-			w.list--
+	case blockish(a) || isHeading(a): // a heading inside a heading is a line of it
+		switch {
+		case f.table > 0: // blocks inside a cell stay on the row's line
+			f.space = true
+			k = endCellBlock
+		case f.list > 0: // nested lists and paragraphs inside an item are lines
+			f.newline()
+			k = endListBlock
+		default:
+			w.endBlock()
+			k = endBlock
 		}
-		w.newline()
-	case blockish(a) || isHeading(a):
-		if w.table > 0 { // blocks inside a cell stay on the row's line
-			w.space = true
-			w.children(n)
-			w.space = true
-			return
-		}
-		if w.list > 0 { // nested lists and paragraphs inside an item are lines
-			w.newline()
-			w.children(n)
-			w.newline()
-			return
-		}
-		w.endBlock()
-		w.children(n)
-		w.endBlock()
-	case a == atom.A:
-		w.children(n)
-		w.mailto(n)
-	default:
-		w.children(n)
+	case a == atom.A && e.mailto != "":
+		w.mailtos = append(w.mailtos, e.mailto)
+		k = endMailto
 	}
+	w.frames = append(w.frames, k)
+	return true
 }
 
-func (w *walker) children(n *html.Node) {
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		w.walk(c)
-	}
-}
-
-// mailto keeps the address of a mail link whose text does not show it:
-// "write to us" alone would lose what later analysis looks for.
-func (w *walker) mailto(n *html.Node) {
-	for _, a := range n.Attr {
-		if a.Key != "href" || !strings.HasPrefix(strings.ToLower(a.Val), "mailto:") {
-			continue
-		}
-		addr := a.Val[len("mailto:"):]
-		if i := strings.IndexByte(addr, '?'); i >= 0 {
-			addr = addr[:i]
-		}
-		if addr != "" && !strings.Contains(w.line.String(), addr) {
-			w.text(" (" + addr + ")")
-		}
-	}
-}
-
-func (w *walker) text(s string) {
-	if w.pre > 0 {
-		for i, part := range strings.Split(s, "\n") {
-			if i > 0 {
-				w.newline()
-			}
-			w.line.WriteString(strings.TrimRight(part, "\r"))
-		}
+// close ends the innermost open element.
+func (w *walker) close() {
+	if w.skip > 0 {
+		w.skip--
 		return
 	}
-	for _, r := range s {
+	k := w.frames[len(w.frames)-1]
+	w.frames = w.frames[:len(w.frames)-1]
+	f := w.cur
+	switch k {
+	case endMain:
+		w.endBlock()
+		f.inMain--
+	case endHeading:
+		h := &w.heading
+		h.newline()
+		w.s.Heading(string(h.block))
+		h.block, h.lines, h.table, h.list, h.pre = h.block[:0], 0, 0, 0, 0
+		w.cur = &w.body
+	case endTable:
+		f.table--
+		if f.table == 0 {
+			w.endBlock()
+		} else {
+			f.newline()
+		}
+	case endPre:
+		f.pre--
+		w.endBlock()
+	case endLine:
+		f.newline()
+	case endItem:
+		f.list--
+		f.newline()
+	case endCellBlock:
+		f.space = true
+	case endListBlock:
+		f.newline()
+	case endBlock:
+		w.endBlock()
+	case endMailto:
+		addr := w.mailtos[len(w.mailtos)-1]
+		w.mailtos = w.mailtos[:len(w.mailtos)-1]
+		if !bytes.Contains(f.line, []byte(addr)) {
+			f.text([]byte(" (" + addr + ")"))
+		}
+	}
+}
+
+func (w *walker) text(s []byte) {
+	if w.skip == 0 {
+		w.cur.text(s)
+	}
+}
+
+// endBlock ends the current block: a heading's lines stay together until
+// the heading ends.
+func (w *walker) endBlock() {
+	f := w.cur
+	f.newline()
+	if f == &w.body && f.lines > 0 {
+		w.s.Block(string(f.block))
+		f.block, f.lines = f.block[:0], 0
+	}
+}
+
+func (f *flow) text(s []byte) {
+	if f.pre > 0 {
+		for i := 0; ; i++ {
+			part, rest, more := bytes.Cut(s, []byte{'\n'})
+			if i > 0 {
+				f.newline()
+			}
+			f.line = append(f.line, bytes.TrimRight(part, "\r")...)
+			if !more {
+				return
+			}
+			s = rest
+		}
+	}
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(s[i:])
+		}
+		i += size
 		if unicode.IsSpace(r) {
-			w.space = true
+			f.space = true
 			continue
 		}
-		if w.space && w.line.Len() > 0 {
-			last := w.line.String()[w.line.Len()-1]
-			if last != '\t' {
-				w.line.WriteByte(' ')
-			}
+		if f.space && len(f.line) > 0 && f.line[len(f.line)-1] != '\t' {
+			f.line = append(f.line, ' ')
 		}
-		w.space = false
-		w.line.WriteRune(r)
+		f.space = false
+		f.line = utf8.AppendRune(f.line, r)
 	}
 }
 
-func (w *walker) newline() {
-	if l := strings.TrimRight(plaintext.Clean(w.line.String()), " \t"); strings.TrimSpace(l) != "" {
-		w.lines = append(w.lines, l)
+// newline moves the current line, cleaned, to the block unless it is blank.
+func (f *flow) newline() {
+	l := f.line
+	if !plain(l) {
+		l = []byte(plaintext.Clean(string(l)))
 	}
-	w.line.Reset()
-	w.space = false
+	l = bytes.TrimRight(l, " \t")
+	if len(bytes.TrimSpace(l)) > 0 {
+		if f.lines > 0 {
+			f.block = append(f.block, f.sep)
+		}
+		f.block = append(f.block, l...)
+		f.lines++
+	}
+	f.line = f.line[:0]
+	f.space = false
 }
 
-func (w *walker) endBlock() {
-	w.newline()
-	if len(w.lines) > 0 && w.s != nil {
-		w.s.Block(strings.Join(w.lines, "\n"))
-		w.lines = w.lines[:0]
+// plain reports printable ASCII and tabs, which plaintext.Clean leaves as
+// they are (checked to spare a copy per line).
+func plain(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 && c != '\t') || c >= 0x7F {
+			return false
+		}
 	}
+	return true
 }
