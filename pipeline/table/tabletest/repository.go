@@ -768,15 +768,7 @@ func testUpdateWorkflowInfo(t *testing.T, tb table.Table, _ config) {
 		t.Fatalf("UpdateWorkflowInfo: %v", err)
 	}
 	wantPre := map[string]string{pipeline.StepSegmentPrep: "completed", pipeline.StepOCR: "skipped"}
-	meta, err := repo.GetWorkflow(ctx, f.doc.ID, f.wf.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed, _, err := repo.ListProjectWorkflows(ctx, f.doc.ProjectID, 1, "")
-	if err != nil || len(listed) != 1 {
-		t.Fatal(listed, err)
-	}
-	for _, wf := range []pipeline.Workflow{meta, listed[0]} {
+	for _, wf := range workflowItems(t, repo, f) {
 		if wf.MIMEType != mime || wf.ExecutionID != exec || wf.TotalSegments != total || !mapsEqual(wf.Preprocessing, wantPre) ||
 			wf.FileName != f.wf.FileName || wf.Status != pipeline.WorkflowPending {
 			t.Fatalf("workflow = %+v", wf)
@@ -819,15 +811,7 @@ func testTransitionStepWithInfo(t *testing.T, tb table.Table, _ config) {
 	if p.Steps[step].Status != pipeline.StepCompleted || p.TotalSegments != total {
 		t.Fatalf("step item: %s, total %d", p.Steps[step].Status, p.TotalSegments)
 	}
-	meta, err := repo.GetWorkflow(ctx, f.doc.ID, f.wf.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed, _, err := repo.ListProjectWorkflows(ctx, f.doc.ProjectID, 1, "")
-	if err != nil || len(listed) != 1 {
-		t.Fatal(listed, err)
-	}
-	for _, wf := range []pipeline.Workflow{meta, listed[0]} {
+	for _, wf := range workflowItems(t, repo, f) {
 		if wf.MIMEType != mime || wf.TotalSegments != total {
 			t.Fatalf("workflow = %+v", wf)
 		}
@@ -889,6 +873,21 @@ func testTransitionSteps(t *testing.T, tb table.Table, _ config) {
 	if trs, err := repo.ListTransitions(ctx, f.wf.ID); err != nil || len(trs) != 5 {
 		t.Fatalf("audit = %d records, %v; want 5 (no record for the no-op)", len(trs), err)
 	}
+}
+
+// workflowItems reads the fixture's workflow from both of its items: under
+// its document and in its project's listing.
+func workflowItems(t *testing.T, repo *pipeline.Repository, f fixture) []pipeline.Workflow {
+	t.Helper()
+	meta, err := repo.GetWorkflow(t.Context(), f.doc.ID, f.wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _, err := repo.ListProjectWorkflows(t.Context(), f.doc.ProjectID, 1, "")
+	if err != nil || len(listed) != 1 {
+		t.Fatal(listed, err)
+	}
+	return []pipeline.Workflow{meta, listed[0]}
 }
 
 func mapsEqual(a, b map[string]string) bool {
