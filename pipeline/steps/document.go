@@ -67,7 +67,10 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *w
 	}
 	defer cleanup()
 	if x, ok := h.PDF.(extract.PageStreamer); ok && prep.Format == extract.FormatPDF {
-		return h.parseStreamedPDF(ctx, in, prep, path, x)
+		return h.parseStreamed(ctx, in, prep, path, pdfSource(x, prep))
+	}
+	if stream := flowingStreamer(prep.Format); stream != nil {
+		return h.parseStreamed(ctx, in, prep, path, streamSource{name: string(prep.Format), stream: stream, unit: "sections"})
 	}
 	units, err := h.extract(ctx, prep, path)
 	if err != nil {

@@ -29,3 +29,12 @@ func extractFlowing(ctx context.Context, prep prepInfo, path string, limits extr
 	}
 	return nil, &steperr.UnsupportedFormatError{Reason: fmt.Sprintf("no extractor for %s", prep.Format)}
 }
+
+// flowingStreamer returns the extractor that streams a flowing format
+// section by section, nil for the formats extracted whole.
+func flowingStreamer(f extract.Format) extract.UnitStreamer {
+	if f == extract.FormatText {
+		return plaintext.Stream
+	}
+	return nil
+}

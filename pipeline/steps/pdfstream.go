@@ -12,22 +12,43 @@ import (
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
-// parseStreamedPDF is format_parser for an extractor that streams pages:
-// each page's text blob is written while later pages are still being
-// extracted, so storage overlaps extraction instead of following it. It
-// writes and returns what the buffered path does.
-func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, prep prepInfo, path string, x extract.PageStreamer) (outcome, error) {
+// streamSource is an extractor that streams units, as format_parser
+// sees it.
+type streamSource struct {
+	name   string // for errors: the PDF extractor's name, or the format
+	stream extract.UnitStreamer
+	// total is the number of units when known before extraction (PDF
+	// pages, counted by segment_prep), else 0.
+	total int
+	unit  string // progress unit: "pages", "sections"
+}
+
+// pdfSource is a PDF extractor that streams pages.
+func pdfSource(x extract.PageStreamer, prep prepInfo) streamSource {
+	return streamSource{name: x.Name(), stream: x.StreamPages, total: prep.Pages, unit: "pages"}
+}
+
+// parseStreamed is format_parser for an extractor that streams units:
+// each unit's text blob is written while later ones are still being
+// extracted, so storage overlaps extraction instead of following it and
+// the document's text is never held whole. It writes and returns what the
+// buffered path does.
+//
+// For flowing text the number of sections is known only at the end, so
+// progress counts against a total of 0 (unknown: readers show no ratio)
+// until then, rather than a guess from the file size that would be in
+// another unit and wrong for every encoding and layout.
+func (h *handlers) parseStreamed(ctx context.Context, in pipeline.StepInput, prep prepInfo, path string, src streamSource) (outcome, error) {
 	limits := h.Limits.WithDefaults()
 	var infos []unitInfo
 	lang := newLanguageSample()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.parallelism() * 4) // blob writes wait on I/O, not CPU
-	// segment_prep counted the pages; one is done when its text is stored
-	// (or left to OCR).
-	progress := h.Repo.NewProgressRecorder(in.Workflow.WorkflowID, in.Step, prep.Pages, "pages")
-	n, err := x.StreamPages(gctx, path, limits, func(u extract.Unit) error {
+	// One unit is done when its text is stored (or left to OCR).
+	progress := h.Repo.NewProgressRecorder(in.Workflow.WorkflowID, in.Step, src.total, src.unit)
+	n, err := src.stream(gctx, path, limits, func(u extract.Unit) error {
 		if u.Index < 1 || u.Index > limits.MaxPages {
-			return &steperr.TooLargeError{Reason: fmt.Sprintf("page %d, the limit is %d", u.Index, limits.MaxPages)}
+			return &steperr.TooLargeError{Reason: fmt.Sprintf("%s %d, the limit is %d", u.Kind, u.Index, limits.MaxPages)}
 		}
 		if u.Index > len(infos) {
 			infos = append(infos, make([]unitInfo, u.Index-len(infos))...)
@@ -40,6 +61,8 @@ func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, 
 		}
 		key := pipeline.SegmentTextBlobKey(in.Workflow, u.Index)
 		text := u.Text
+		// Go waits while the writes in flight are at the limit: the
+		// extractor runs at most that far ahead of storage.
 		g.Go(func() error {
 			if err := blob.PutBytes(gctx, h.Blobs, key, []byte(text)); err != nil {
 				return storageErr("write segment text", err)
@@ -57,10 +80,13 @@ func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, 
 		return outcome{}, err
 	}
 	if n != len(infos) {
-		return outcome{}, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("%s returned %d of %d pages", x.Name(), len(infos), n)}
+		return outcome{}, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("%s returned %d of %d %s", src.name, len(infos), n, src.unit)}
 	}
 	if n == 0 {
 		return outcome{}, &steperr.InvalidDocumentError{Reason: "the document contains no text"}
+	}
+	if src.total == 0 {
+		progress.Set(ctx, n, n) // the total is known now
 	}
 	progress.Finish(ctx)
 	doc := &pipeline.DocAttrs{Format: string(prep.Format), Language: lang.detect(), Pages: n}
@@ -74,7 +100,8 @@ func (h *handlers) parseStreamedPDF(ctx context.Context, in pipeline.StepInput, 
 }
 
 // languageSample gathers the document's first languageSampleBytes of text
-// in page order from pages that arrive in any order. It keeps a page that
+// in page order from pages that arrive in any order (sections arrive in
+// order). It keeps a page that
 // arrived early only until the pages before it are in, and none once the
 // sample is full.
 type languageSample struct {

@@ -18,24 +18,26 @@ import (
 // the encoding's name.
 func Decode(b []byte) (string, string) {
 	enc, _ := sniff.DetectEncoding(b)
-	var dec *encoding.Decoder
-	switch enc.Name {
-	case sniff.EncodingUTF16LE:
-		dec = unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewDecoder()
-	case sniff.EncodingUTF16BE:
-		dec = unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM).NewDecoder()
-	case sniff.EncodingWindows1252:
-		dec = charmap.Windows1252.NewDecoder()
-	default:
-		dec = unicode.UTF8.NewDecoder() // replaces invalid bytes with U+FFFD
-	}
-	out, err := dec.Bytes(b[enc.BOMLen:])
+	out, err := decoder(enc.Name).Bytes(b[enc.BOMLen:])
 	if err != nil {
 		// The decoders replace rather than fail; keep going with what
 		// a lenient UTF-8 reading gives.
 		out = []byte(strings.ToValidUTF8(string(b[enc.BOMLen:]), "\uFFFD"))
 	}
 	return Clean(string(out)), enc.Name
+}
+
+// decoder returns the decoder for an encoding DetectEncoding names.
+func decoder(name string) *encoding.Decoder {
+	switch name {
+	case sniff.EncodingUTF16LE:
+		return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewDecoder()
+	case sniff.EncodingUTF16BE:
+		return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM).NewDecoder()
+	case sniff.EncodingWindows1252:
+		return charmap.Windows1252.NewDecoder()
+	}
+	return unicode.UTF8.NewDecoder() // replaces invalid bytes with U+FFFD
 }
 
 // Clean normalises decoded text: LF newlines, no NULs or stray controls,

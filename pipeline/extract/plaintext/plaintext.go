@@ -5,69 +5,43 @@ package plaintext
 
 import (
 	"context"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
-	"github.com/docpipe/docpipe/pipeline/sniff"
 )
 
 // Extract reads a text file and returns sections of about
 // limits.MaxSectionChars, split at paragraph boundaries. A file of only
-// whitespace gives no units.
+// whitespace gives no units. It is Stream, keeping the sections.
 func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	limits = limits.WithDefaults()
-	b, err := sniff.ReadFile(path, limits)
-	if err != nil {
+	units := []extract.Unit{}
+	if _, err := Stream(ctx, path, limits, func(u extract.Unit) error {
+		units = append(units, u)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	text, _ := Decode(b)
-	return Split(ctx, text, limits)
+	return units, nil
 }
 
 // Split cuts decoded text into sections at paragraph boundaries: blank
 // lines (or lines of only spaces) and form feeds.
 func Split(ctx context.Context, text string, limits extract.Limits) ([]extract.Unit, error) {
 	s := NewSplitter("section", limits)
-	var para []string
-	flush := func() {
-		if len(para) > 0 {
-			s.Block(strings.Join(para, "\n"))
-			para = para[:0]
+	p := newParagraphs(s, limits)
+	for len(text) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
+		// Parts end before a rune start (or among stray continuation
+		// bytes), where decoding the whole would also start a rune.
+		n := min(len(text), 1<<20)
+		for k := 0; k < utf8.UTFMax-1 && n < len(text) && !utf8.RuneStart(text[n]); k++ {
+			n--
+		}
+		p.write([]byte(text[:n]))
+		text = text[n:]
 	}
-	for i := 0; len(text) > 0; i++ {
-		if i%65536 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		line := text
-		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
-			line, text = text[:nl], text[nl+1:]
-		} else {
-			text = ""
-		}
-		for {
-			ff := strings.IndexByte(line, '\f')
-			if ff < 0 {
-				break
-			}
-			if l := strings.TrimRight(line[:ff], " \t"); strings.TrimSpace(l) != "" {
-				para = append(para, l)
-			}
-			flush()
-			line = line[ff+1:]
-		}
-		line = strings.TrimRight(line, " \t")
-		if strings.TrimSpace(line) == "" {
-			flush()
-			continue
-		}
-		para = append(para, line)
-	}
-	flush()
+	p.close()
 	return s.Units()
 }

@@ -26,8 +26,12 @@ type Splitter struct {
 	cur      []string
 	curLen   int // in runes, including separators
 	curBody  bool
+	n        int // units emitted so far
 	units    []extract.Unit
-	err      error
+	// sink, when set, receives each unit as soon as it is complete, and
+	// units stays empty: memory stays bounded by one section.
+	sink func(extract.Unit) error
+	err  error
 }
 
 const blockSep = "\n\n"
@@ -37,6 +41,15 @@ const blockSep = "\n\n"
 func NewSplitter(kind string, limits extract.Limits) *Splitter {
 	limits = limits.WithDefaults()
 	return &Splitter{max: limits.MaxSectionChars, maxUnits: limits.MaxPages, kind: kind}
+}
+
+// NewStreamingSplitter returns a Splitter that hands each unit to emit as
+// soon as it is complete instead of keeping it. An error from emit stops
+// the splitter: later blocks are ignored and Close returns the error.
+func NewStreamingSplitter(kind string, limits extract.Limits, emit func(extract.Unit) error) *Splitter {
+	s := NewSplitter(kind, limits)
+	s.sink = emit
+	return s
 }
 
 // Block adds a block of body text. Blank lines around it and trailing
@@ -74,8 +87,17 @@ func (s *Splitter) Break() {
 	s.cur, s.curLen, s.curBody = s.cur[:0], 0, false
 }
 
+// Close ends the last section and returns the number of units emitted.
+// The error is the first one emit returned, or a TooLargeError when there
+// would be more than limits.MaxPages units.
+func (s *Splitter) Close() (int, error) {
+	s.Break()
+	return s.n, s.err
+}
+
 // Units ends the last section and returns all of them, 1-based. The error
 // is a TooLargeError when there would be more than limits.MaxPages units.
+// A streaming Splitter returns none: they went to its emit function.
 func (s *Splitter) Units() ([]extract.Unit, error) {
 	s.Break()
 	if s.err != nil {
@@ -88,7 +110,7 @@ func (s *Splitter) Units() ([]extract.Unit, error) {
 }
 
 // Len is the number of units emitted so far.
-func (s *Splitter) Len() int { return len(s.units) }
+func (s *Splitter) Len() int { return s.n }
 
 func (s *Splitter) add(text string) {
 	n := utf8.RuneCountInString(text)
@@ -111,20 +133,39 @@ func (s *Splitter) add(text string) {
 	for _, p := range pieces[:len(pieces)-1] {
 		s.emit(p)
 	}
-	last := pieces[len(pieces)-1]
+	s.endLong(pieces[len(pieces)-1])
+}
+
+// beginLong, emit and endLong are add's path for a block larger than a
+// section, for a caller that cuts the block with cutOnce as it arrives
+// (plain text's paragraphs, which may be as long as the file).
+func (s *Splitter) beginLong() { s.Break() }
+
+// endLong makes the block's last piece the start of the next section.
+func (s *Splitter) endLong(last string) {
+	if s.err != nil {
+		return
+	}
 	s.cur = append(s.cur, last)
 	s.curLen = utf8.RuneCountInString(last)
+	s.curBody = true
 }
 
 func (s *Splitter) emit(text string) {
 	if s.err != nil {
 		return
 	}
-	if len(s.units) >= s.maxUnits {
+	if s.n >= s.maxUnits {
 		s.err = &steperr.TooLargeError{Reason: fmt.Sprintf("document has more than %d %ss", s.maxUnits, s.kind)}
 		return
 	}
-	s.units = append(s.units, extract.Unit{Index: len(s.units) + 1, Kind: s.kind, Text: text})
+	s.n++
+	u := extract.Unit{Index: s.n, Kind: s.kind, Text: text}
+	if s.sink != nil {
+		s.err = s.sink(u)
+		return
+	}
+	s.units = append(s.units, u)
 }
 
 // cut splits text longer than max runes into pieces of at most max runes,
@@ -132,33 +173,47 @@ func (s *Splitter) emit(text string) {
 func cut(text string, max int) []string {
 	var out []string
 	for {
-		// Byte offset of the rune just past max runes, found without
-		// counting the whole rest of the text: counting it on every cut
-		// made one long block quadratic in its length.
-		limit, runes := 0, 0
-		for runes < max && limit < len(text) {
-			_, size := utf8.DecodeRuneInString(text[limit:])
-			limit += size
-			runes++
-		}
-		if limit >= len(text) {
+		piece, rest, ok := cutOnce(text, max)
+		if !ok {
 			break // the rest fits in one piece
 		}
-		// A line break in the first half would leave a stub piece.
-		at := strings.LastIndexByte(text[:limit+1], '\n')
-		if at < limit/2 {
-			at = strings.LastIndexFunc(text[:limit+1], unicode.IsSpace)
+		if piece != "" {
+			out = append(out, piece)
 		}
-		if at <= 0 {
-			at = limit
-		}
-		if p := strings.TrimSpace(text[:at]); p != "" {
-			out = append(out, p)
-		}
-		text = strings.TrimSpace(text[at:])
+		text = rest
 	}
 	if text != "" || len(out) == 0 {
 		out = append(out, text)
 	}
 	return out
+}
+
+// cutOnce is one step of cut: when text is longer than max runes it
+// returns the first piece (trimmed, maybe empty) and the trimmed rest.
+// The piece depends only on text's first max runes and one byte more, and
+// the rest ends where text does (less trailing space): so a caller that
+// sees a long block in parts may cut a part that ends in a non-space and
+// get what cut gives for the whole block.
+func cutOnce(text string, max int) (piece, rest string, ok bool) {
+	// Byte offset of the rune just past max runes, found without counting
+	// the whole rest of the text: counting it on every cut made one long
+	// block quadratic in its length.
+	limit, runes := 0, 0
+	for runes < max && limit < len(text) {
+		_, size := utf8.DecodeRuneInString(text[limit:])
+		limit += size
+		runes++
+	}
+	if limit >= len(text) {
+		return "", text, false
+	}
+	// A line break in the first half would leave a stub piece.
+	at := strings.LastIndexByte(text[:limit+1], '\n')
+	if at < limit/2 {
+		at = strings.LastIndexFunc(text[:limit+1], unicode.IsSpace)
+	}
+	if at <= 0 {
+		at = limit
+	}
+	return strings.TrimSpace(text[:at]), strings.TrimSpace(text[at:]), true
 }

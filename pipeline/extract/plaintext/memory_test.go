@@ -1,0 +1,185 @@
+package plaintext
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline/extract"
+)
+
+const sentence = "The confidential workflow of office number %d is efficient and affluent; the staff file reports. "
+
+// latin1Sentence is in Windows-1252: the file must be decoded.
+const latin1Sentence = "Le d\xe9l\xe9gu\xe9 du bureau num\xe9ro %d a re\xe7u le dossier \x93complet\x94 \xe0 temps. "
+
+// Layouts of writeText.
+const (
+	layoutParagraphs = "paragraphs"   // eight sentences on four lines a paragraph
+	layoutOneLine    = "one-line"     // no line break at all
+	layoutLatin1     = "windows-1252" // paragraphs, not UTF-8
+)
+
+// writeText writes about size bytes of sentences in a layout.
+func writeText(path string, size int, layout string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	oneLine := layout == layoutOneLine
+	format := sentence
+	if layout == layoutLatin1 {
+		format = latin1Sentence
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i, n := 0, 0; n < size; i++ {
+		k, _ := fmt.Fprintf(w, format, i)
+		n += k
+		switch {
+		case oneLine:
+		case i%8 == 7:
+			k, _ = io.WriteString(w, "\n\n")
+			n += k
+		case i%2 == 1:
+			k, _ = io.WriteString(w, "\n")
+			n += k
+		}
+	}
+	if err := w.Flush(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// heapSampler records the largest HeapInuse seen, every millisecond and
+// whenever sample is called, until stop.
+type heapSampler struct {
+	peak atomic.Uint64
+	done atomic.Bool
+	wg   sync.WaitGroup
+}
+
+func startHeapSampler() *heapSampler {
+	h := &heapSampler{}
+	h.wg.Go(func() {
+		for !h.done.Load() {
+			h.sample()
+			time.Sleep(time.Millisecond)
+		}
+	})
+	return h
+}
+
+func (h *heapSampler) sample() {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	for {
+		p := h.peak.Load()
+		if m.HeapInuse <= p || h.peak.CompareAndSwap(p, m.HeapInuse) {
+			return
+		}
+	}
+}
+
+func (h *heapSampler) stop() uint64 {
+	h.done.Store(true)
+	h.wg.Wait()
+	h.sample()
+	return h.peak.Load()
+}
+
+// Streaming a 64 MB file holds a bounded part of it: the peak heap stays
+// under 16 MB plus a section, for paragraphs and for a file without a
+// single line break. (Reading the whole file, as Extract did, needs the
+// file's size several times over.)
+func TestStreamMemoryIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads 128 MB")
+	}
+	// Not parallel: nothing else may allocate while the heap is measured.
+	const size = 64 << 20
+	limit := uint64(16<<20 + 4*extract.DefaultLimits.MaxSectionChars)
+	for _, layout := range []string{layoutParagraphs, layoutOneLine} {
+		t.Run(layout, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "big.txt")
+			if err := writeText(path, size, layout); err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			var base runtime.MemStats
+			runtime.ReadMemStats(&base)
+			h := startHeapSampler()
+			var chars int
+			n, err := Stream(context.Background(), path, extract.Limits{}, func(u extract.Unit) error {
+				chars += len(u.Text)
+				if u.Index%32 == 0 {
+					h.sample()
+				}
+				return nil
+			})
+			peak := h.stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n < size/extract.DefaultLimits.MaxSectionChars || chars < size*9/10 {
+				t.Fatalf("%d sections, %d bytes of text from %d", n, chars, size)
+			}
+			grew := peak - min(peak, base.HeapInuse)
+			t.Logf("%d sections; heap in use grew by %.1f MB at most", n, float64(grew)/(1<<20))
+			if grew > limit {
+				t.Errorf("heap in use grew by %d bytes streaming %d, over %d", grew, size, limit)
+			}
+		})
+	}
+}
+
+// BenchmarkStream streams text files of 1, 10 and 100 MB, in paragraphs,
+// as one line and in Windows-1252, and reports s/MB, the peak heap and the
+// peak heap per MB of file; impl=whole is the whole-file extraction that
+// Extract was before.
+func BenchmarkStream(b *testing.B) {
+	for _, layout := range []string{layoutParagraphs, layoutOneLine, layoutLatin1} {
+		for _, mb := range []int{1, 10, 100} {
+			path := filepath.Join(b.TempDir(), "in.txt")
+			if err := writeText(path, mb<<20, layout); err != nil {
+				b.Fatal(err)
+			}
+			for _, impl := range []string{"stream", "whole"} {
+				b.Run(fmt.Sprintf("%s/MB=%d/impl=%s", layout, mb, impl), func(b *testing.B) {
+					var peak uint64
+					var elapsed time.Duration
+					for b.Loop() {
+						runtime.GC()
+						var base runtime.MemStats
+						runtime.ReadMemStats(&base)
+						h := startHeapSampler()
+						start := time.Now()
+						var err error
+						if impl == "stream" {
+							_, err = Stream(context.Background(), path, extract.Limits{}, func(extract.Unit) error { return nil })
+						} else {
+							_, err = wholeExtract(context.Background(), path, extract.Limits{})
+						}
+						elapsed += time.Since(start)
+						peak = max(peak, h.stop()-min(h.peak.Load(), base.HeapInuse))
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(elapsed.Seconds()/float64(b.N)/float64(mb), "s/MB")
+					b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+					b.ReportMetric(float64(peak)/(1<<20)/float64(mb), "peak-heap-MB/MB")
+				})
+			}
+		}
+	}
+}
