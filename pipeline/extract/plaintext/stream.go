@@ -41,6 +41,11 @@ func stream(ctx context.Context, path string, limits extract.Limits, chunk int, 
 		return 0, err
 	}
 	defer func() { _ = f.Close() }()
+	// A small file needs no full-size buffers: many small documents would
+	// each allocate them.
+	if size < int64(chunk) {
+		chunk = int(size) + 1
+	}
 	enc, valid, err := detectEncoding(ctx, io.LimitReader(f, size), chunk)
 	if err != nil {
 		return 0, err
