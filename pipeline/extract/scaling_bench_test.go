@@ -10,13 +10,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/docx"
+	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 	"github.com/docpipe/docpipe/pipeline/extract/htmltext"
 	"github.com/docpipe/docpipe/pipeline/extract/mdtext"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
@@ -32,12 +31,7 @@ import (
 // section, a string rebuilt per line). DOCPIPE_SCALING_MAX_MB caps the
 // sizes (e.g. 10 on a slow machine).
 func BenchmarkScaling(b *testing.B) {
-	sizes := []int{1, 10, 100}
-	if v := os.Getenv("DOCPIPE_SCALING_MAX_MB"); v != "" {
-		var maxMB int
-		fmt.Sscan(v, &maxMB)
-		sizes = slicesUpTo(sizes, maxMB)
-	}
+	sizes := extracttest.ScalingSizes()
 	for _, f := range flowingFormats {
 		for _, mb := range sizes {
 			b.Run(fmt.Sprintf("%s/MB=%d", f.name, mb), func(b *testing.B) {
@@ -72,16 +66,6 @@ func BenchmarkScaling(b *testing.B) {
 	}
 }
 
-func slicesUpTo(sizes []int, maxMB int) []int {
-	var out []int
-	for _, s := range sizes {
-		if s <= maxMB {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 type extractFunc func(context.Context, string, extract.Limits) ([]extract.Unit, error)
 
 type flowingFormat struct {
@@ -91,12 +75,21 @@ type flowingFormat struct {
 }
 
 var flowingFormats = []flowingFormat{
-	{"text", ".txt", writeParagraphs, plaintext.Extract},
-	{"text-one-line", ".txt", writeOneLine, plaintext.Extract},
+	{"text", ".txt", writeParagraphs, streamed(plaintext.Stream)},
+	{"text-one-line", ".txt", writeOneLine, streamed(plaintext.Stream)},
 	{"html-flat", ".html", writeFlatHTML, htmltext.Extract},
 	{"html-deep", ".html", writeDeepHTML, htmltext.Extract},
 	{"markdown", ".md", writeMarkdown, mdtext.Extract},
 	{"docx", ".docx", writeDOCX, docx.Extract},
+}
+
+// streamed reads a streaming format as format_parser does: every unit is
+// handed over and let go, so the heap holds what the pipeline holds.
+func streamed(stream extract.UnitStreamer) extractFunc {
+	return func(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
+		n, err := stream(ctx, path, limits, func(extract.Unit) error { return nil })
+		return make([]extract.Unit, n), err
+	}
 }
 
 func fileMB(b *testing.B, path string) float64 {
@@ -108,21 +101,20 @@ func fileMB(b *testing.B, path string) float64 {
 }
 
 // benchFile extracts path once per iteration and reports s/MB (of the
-// uncompressed content for DOCX), units and the peak heap sampled while it
-// runs.
+// uncompressed content for DOCX), units and how far the heap rose while it
+// ran.
 func benchFile(b *testing.B, path string, mb float64, x extractFunc) {
 	var units int
 	var peak, allocBytes, allocs uint64
 	var elapsed time.Duration
 	var before, after runtime.MemStats
 	for b.Loop() {
-		runtime.GC()
+		probe := extracttest.StartHeapProbe()
 		runtime.ReadMemStats(&before)
-		stop := samplePeakHeap(&peak)
 		start := time.Now()
 		us, err := x(context.Background(), path, extract.Limits{})
 		elapsed += time.Since(start)
-		stop()
+		peak = max(peak, probe.Stop())
 		runtime.ReadMemStats(&after)
 		allocBytes += after.TotalAlloc - before.TotalAlloc
 		allocs += after.Mallocs - before.Mallocs
@@ -141,58 +133,9 @@ func benchFile(b *testing.B, path string, mb float64, x extractFunc) {
 	b.ReportMetric(float64(allocs)/float64(b.N)/mb, "allocs/MB")
 }
 
-// samplePeakHeap records the largest live heap every few milliseconds
-// until the returned stop is called.
-func samplePeakHeap(peak *uint64) (stop func()) {
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var m runtime.MemStats
-		for !done.Load() {
-			runtime.ReadMemStats(&m)
-			*peak = max(*peak, m.HeapAlloc)
-			time.Sleep(5 * time.Millisecond)
-		}
-	})
-	return func() { done.Store(true); wg.Wait() }
-}
-
-const sentence = "The confidential workflow of office number %d is efficient and affluent; the staff file reports. "
-
-// writeRepeated writes piece(i) for i = 0, 1, ... until size bytes.
-func writeRepeated(path string, size int, head, tail string, piece func(w io.Writer, i int)) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	cw := &countWriter{w: w}
-	io.WriteString(cw, head)
-	for i := 0; cw.n < size-len(tail); i++ {
-		piece(cw, i)
-	}
-	io.WriteString(cw, tail)
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-type countWriter struct {
-	w io.Writer
-	n int
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += n
-	return n, err
-}
-
 func writeParagraphs(path string, size int) error {
-	return writeRepeated(path, size, "", "", func(w io.Writer, i int) {
-		fmt.Fprintf(w, sentence, i)
+	return extracttest.WriteRepeated(path, size, "", "", func(w io.Writer, i int) {
+		fmt.Fprintf(w, extracttest.Sentence, i)
 		if i%8 == 7 {
 			io.WriteString(w, "\n\n")
 		} else if i%2 == 1 {
@@ -203,16 +146,16 @@ func writeParagraphs(path string, size int) error {
 
 // writeOneLine is the whole file as a single line: no line break at all.
 func writeOneLine(path string, size int) error {
-	return writeRepeated(path, size, "", "", func(w io.Writer, i int) { fmt.Fprintf(w, sentence, i) })
+	return extracttest.WriteRepeated(path, size, "", "", func(w io.Writer, i int) { fmt.Fprintf(w, extracttest.Sentence, i) })
 }
 
 func writeFlatHTML(path string, size int) error {
-	return writeRepeated(path, size, "<!doctype html><html><head><title>t</title></head><body>\n", "</body></html>\n",
+	return extracttest.WriteRepeated(path, size, "<!doctype html><html><head><title>t</title></head><body>\n", "</body></html>\n",
 		func(w io.Writer, i int) {
 			if i%20 == 0 {
 				fmt.Fprintf(w, "<h2>Part %d</h2>\n", i)
 			}
-			fmt.Fprintf(w, "<p>"+sentence+"<b>bold</b> and <a href=\"#x\">a link</a>.</p>\n", i)
+			fmt.Fprintf(w, "<p>"+extracttest.Sentence+"<b>bold</b> and <a href=\"#x\">a link</a>.</p>\n", i)
 		})
 }
 
@@ -220,7 +163,7 @@ func writeFlatHTML(path string, size int) error {
 // past the tree parser's limit of 512 open elements; the closing tags are
 // all at the end.
 func writeDeepHTML(path string, size int) error {
-	const open = "<div><p>" + sentence + "</p>\n"
+	const open = "<div><p>" + extracttest.Sentence + "</p>\n"
 	per := len(open) + len("</div>") + 8
 	n := size / per
 	var tail strings.Builder
@@ -229,7 +172,7 @@ func writeDeepHTML(path string, size int) error {
 	}
 	tail.WriteString("</body></html>\n")
 	count := 0
-	return writeRepeated(path, size, "<!doctype html><html><body>\n", tail.String(), func(w io.Writer, i int) {
+	return extracttest.WriteRepeated(path, size, "<!doctype html><html><body>\n", tail.String(), func(w io.Writer, i int) {
 		if count < n {
 			fmt.Fprintf(w, open, i)
 			count++
@@ -240,14 +183,14 @@ func writeDeepHTML(path string, size int) error {
 }
 
 func writeMarkdown(path string, size int) error {
-	return writeRepeated(path, size, "# Report\n\n", "", func(w io.Writer, i int) {
+	return extracttest.WriteRepeated(path, size, "# Report\n\n", "", func(w io.Writer, i int) {
 		switch {
 		case i%40 == 0:
 			fmt.Fprintf(w, "\n## Part %d\n\n", i)
 		case i%10 == 0:
 			fmt.Fprintf(w, "- item %d with *emphasis* and `code`\n\n", i)
 		}
-		fmt.Fprintf(w, sentence, i)
+		fmt.Fprintf(w, extracttest.Sentence, i)
 		if i%4 == 3 {
 			io.WriteString(w, "\n\n")
 		}
@@ -277,16 +220,16 @@ func writeDOCX(path string, size int) error {
 	if err != nil {
 		return err
 	}
-	cw := &countWriter{w: bufio.NewWriterSize(w, 1<<20)}
+	cw := &extracttest.CountingWriter{W: bufio.NewWriterSize(w, 1<<20)}
 	io.WriteString(cw, `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>`)
-	for i := 0; cw.n < size; i++ {
+	for i := 0; cw.N < size; i++ {
 		if i%30 == 0 {
 			fmt.Fprintf(cw, `<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Part %d</w:t></w:r></w:p>`, i)
 		}
-		fmt.Fprintf(cw, `<w:p><w:r><w:t xml:space="preserve">`+sentence+`</w:t></w:r><w:r><w:rPr><w:b/></w:rPr><w:t>bold</w:t></w:r></w:p>`, i)
+		fmt.Fprintf(cw, `<w:p><w:r><w:t xml:space="preserve">`+extracttest.Sentence+`</w:t></w:r><w:r><w:rPr><w:b/></w:rPr><w:t>bold</w:t></w:r></w:p>`, i)
 	}
 	io.WriteString(cw, `</w:body></w:document>`)
-	if err := cw.w.(*bufio.Writer).Flush(); err != nil {
+	if err := cw.W.(*bufio.Writer).Flush(); err != nil {
 		return err
 	}
 	return z.Close()

@@ -1,22 +1,16 @@
 package plaintext
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 )
-
-const sentence = "The confidential workflow of office number %d is efficient and affluent; the staff file reports. "
 
 // latin1Sentence is in Windows-1252: the file must be decoded.
 const latin1Sentence = "Le d\xe9l\xe9gu\xe9 du bureau num\xe9ro %d a re\xe7u le dossier \x93complet\x94 \xe0 temps. "
@@ -30,71 +24,20 @@ const (
 
 // writeText writes about size bytes of sentences in a layout.
 func writeText(path string, size int, layout string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	oneLine := layout == layoutOneLine
-	format := sentence
+	format := extracttest.Sentence
 	if layout == layoutLatin1 {
 		format = latin1Sentence
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	for i, n := 0, 0; n < size; i++ {
-		k, _ := fmt.Fprintf(w, format, i)
-		n += k
+	return extracttest.WriteRepeated(path, size, "", "", func(w io.Writer, i int) {
+		fmt.Fprintf(w, format, i)
 		switch {
-		case oneLine:
+		case layout == layoutOneLine:
 		case i%8 == 7:
-			k, _ = io.WriteString(w, "\n\n")
-			n += k
+			io.WriteString(w, "\n\n")
 		case i%2 == 1:
-			k, _ = io.WriteString(w, "\n")
-			n += k
-		}
-	}
-	if err := w.Flush(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// heapSampler records the largest HeapInuse seen, every millisecond and
-// whenever sample is called, until stop.
-type heapSampler struct {
-	peak atomic.Uint64
-	done atomic.Bool
-	wg   sync.WaitGroup
-}
-
-func startHeapSampler() *heapSampler {
-	h := &heapSampler{}
-	h.wg.Go(func() {
-		for !h.done.Load() {
-			h.sample()
-			time.Sleep(time.Millisecond)
+			io.WriteString(w, "\n")
 		}
 	})
-	return h
-}
-
-func (h *heapSampler) sample() {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	for {
-		p := h.peak.Load()
-		if m.HeapInuse <= p || h.peak.CompareAndSwap(p, m.HeapInuse) {
-			return
-		}
-	}
-}
-
-func (h *heapSampler) stop() uint64 {
-	h.done.Store(true)
-	h.wg.Wait()
-	h.sample()
-	return h.peak.Load()
 }
 
 // Streaming a 64 MB file holds a bounded part of it: the peak heap stays
@@ -114,29 +57,25 @@ func TestStreamMemoryIsBounded(t *testing.T) {
 			if err := writeText(path, size, layout); err != nil {
 				t.Fatal(err)
 			}
-			runtime.GC()
-			var base runtime.MemStats
-			runtime.ReadMemStats(&base)
-			h := startHeapSampler()
+			probe := extracttest.StartHeapProbe()
 			var chars int
 			n, err := Stream(context.Background(), path, extract.Limits{}, func(u extract.Unit) error {
 				chars += len(u.Text)
 				if u.Index%32 == 0 {
-					h.sample()
+					probe.Sample()
 				}
 				return nil
 			})
-			peak := h.stop()
+			grew := probe.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n < size/extract.DefaultLimits.MaxSectionChars || chars < size*9/10 {
 				t.Fatalf("%d sections, %d bytes of text from %d", n, chars, size)
 			}
-			grew := peak - min(peak, base.HeapInuse)
-			t.Logf("%d sections; heap in use grew by %.1f MB at most", n, float64(grew)/(1<<20))
+			t.Logf("%d sections; the heap grew by %.1f MB at most", n, float64(grew)/(1<<20))
 			if grew > limit {
-				t.Errorf("heap in use grew by %d bytes streaming %d, over %d", grew, size, limit)
+				t.Errorf("the heap grew by %d bytes streaming %d, over %d", grew, size, limit)
 			}
 		})
 	}
@@ -158,10 +97,7 @@ func BenchmarkStream(b *testing.B) {
 					var peak uint64
 					var elapsed time.Duration
 					for b.Loop() {
-						runtime.GC()
-						var base runtime.MemStats
-						runtime.ReadMemStats(&base)
-						h := startHeapSampler()
+						probe := extracttest.StartHeapProbe()
 						start := time.Now()
 						var err error
 						if impl == "stream" {
@@ -170,7 +106,7 @@ func BenchmarkStream(b *testing.B) {
 							_, err = wholeExtract(context.Background(), path, extract.Limits{})
 						}
 						elapsed += time.Since(start)
-						peak = max(peak, h.stop()-min(h.peak.Load(), base.HeapInuse))
+						peak = max(peak, probe.Stop())
 						if err != nil {
 							b.Fatal(err)
 						}

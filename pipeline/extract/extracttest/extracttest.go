@@ -1,0 +1,126 @@
+// Package extracttest holds what the extractors' tests and benchmarks
+// share: large generated inputs and a probe of the heap's peak.
+package extracttest
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Sentence is the text large inputs repeat, numbered with %d so that no
+// two are alike.
+const Sentence = "The confidential workflow of office number %d is efficient and affluent; the staff file reports. "
+
+// WriteRepeated writes head, then piece(i) for i = 0, 1, ... until the
+// file holds about size bytes, then tail.
+func WriteRepeated(path string, size int, head, tail string, piece func(w io.Writer, i int)) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	cw := &CountingWriter{W: w}
+	io.WriteString(cw, head)
+	for i := 0; cw.N < size-len(tail); i++ {
+		piece(cw, i)
+	}
+	io.WriteString(cw, tail)
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// CountingWriter counts the bytes written through it to W.
+type CountingWriter struct {
+	W io.Writer
+	N int
+}
+
+func (c *CountingWriter) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N += n
+	return n, err
+}
+
+// HeapProbe records how far the heap of live objects rises above where it
+// was when the probe started: every millisecond, and whenever Sample is
+// called (from inside the work, to catch a peak between two ticks). It
+// reads runtime/metrics, which unlike ReadMemStats does not stop the
+// world.
+type HeapProbe struct {
+	base uint64
+	peak atomic.Uint64
+	done atomic.Bool
+	wg   sync.WaitGroup
+}
+
+// StartHeapProbe collects garbage, so that the base is the live heap, and
+// starts sampling.
+func StartHeapProbe() *HeapProbe {
+	runtime.GC()
+	p := &HeapProbe{base: heapObjects()}
+	p.wg.Go(func() {
+		for !p.done.Load() {
+			p.Sample()
+			time.Sleep(time.Millisecond)
+		}
+	})
+	return p
+}
+
+// Sample records the heap now.
+func (p *HeapProbe) Sample() {
+	h := heapObjects()
+	for {
+		cur := p.peak.Load()
+		if h <= cur || p.peak.CompareAndSwap(cur, h) {
+			return
+		}
+	}
+}
+
+// Stop ends sampling and returns the peak rise above the base, in bytes.
+func (p *HeapProbe) Stop() uint64 {
+	p.done.Store(true)
+	p.wg.Wait()
+	p.Sample()
+	return p.peak.Load() - min(p.peak.Load(), p.base)
+}
+
+// heapObjects is the heap's live and not yet swept objects, in bytes.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// ScalingSizes is the file sizes in MB that scaling benchmarks run: 1, 10
+// and 100, or those up to DOCPIPE_SCALING_MAX_MB (e.g. 10 on a slow
+// machine).
+func ScalingSizes() []int {
+	sizes := []int{1, 10, 100}
+	v := os.Getenv("DOCPIPE_SCALING_MAX_MB")
+	if v == "" {
+		return sizes
+	}
+	maxMB, err := strconv.Atoi(v)
+	if err != nil {
+		return sizes
+	}
+	var kept []int
+	for _, s := range sizes {
+		if s <= maxMB {
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
