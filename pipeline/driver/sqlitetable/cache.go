@@ -10,8 +10,10 @@ import (
 
 // maxCached bounds the writer's item cache. A workflow's step item is
 // updated a dozen times in a few milliseconds and then rarely again, so a
-// small cache holds the items in flight; when it fills it is emptied.
-const maxCached = 4096
+// small cache holds the items in flight; when it fills it is emptied. (At
+// 4,096 the cache cost 1,000 small documents 28 MB more peak RSS and
+// saved no time.)
+const maxCached = 512
 
 // itemCache holds, decoded, the items this writer connection updated last,
 // so that the next update of the same item needs neither a read nor a JSON
