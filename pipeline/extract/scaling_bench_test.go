@@ -77,8 +77,8 @@ type flowingFormat struct {
 var flowingFormats = []flowingFormat{
 	{"text", ".txt", writeParagraphs, streamed(plaintext.Stream)},
 	{"text-one-line", ".txt", writeOneLine, streamed(plaintext.Stream)},
-	{"html-flat", ".html", writeFlatHTML, htmltext.Extract},
-	{"html-deep", ".html", writeDeepHTML, htmltext.Extract},
+	{"html-flat", ".html", writeFlatHTML, streamed(htmltext.Stream)},
+	{"html-deep", ".html", writeDeepHTML, streamed(htmltext.Stream)},
 	{"markdown", ".md", writeMarkdown, mdtext.Extract},
 	{"docx", ".docx", writeDOCX, docx.Extract},
 }

@@ -33,8 +33,11 @@ func extractFlowing(ctx context.Context, prep prepInfo, path string, limits extr
 // flowingStreamer returns the extractor that streams a flowing format
 // section by section, nil for the formats extracted whole.
 func flowingStreamer(f extract.Format) extract.UnitStreamer {
-	if f == extract.FormatText {
+	switch f {
+	case extract.FormatText:
 		return plaintext.Stream
+	case extract.FormatHTML:
+		return htmltext.Stream
 	}
 	return nil
 }

@@ -80,30 +80,74 @@ func ExtractBytes(ctx context.Context, b []byte, limits extract.Limits) ([]extra
 	return extractTree(ctx, src, limits)
 }
 
-// extractStream reads the page twice with the tokenizer: once to learn
-// which elements hold the main text, once to extract it.
+// extractStream reads a large page with the streaming builder.
 func extractStream(ctx context.Context, src *source, limits extract.Limits) ([]extract.Unit, error) {
+	w := newWalker(ctx, limits, nil)
+	if err := walkStream(ctx, src, w); err != nil {
+		return nil, err
+	}
+	return w.s.Units()
+}
+
+// walkStream feeds w the page in src through the streaming builder: a
+// first pass finds where the main text is, the second walks it.
+func walkStream(ctx context.Context, src *source, w *walker) error {
 	r, err := src.reader()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	scan := newBuilder(ctx, r, nil)
 	if err := scan.run(); err != nil {
-		return nil, err
+		return err
 	}
 	if r, err = src.reader(); err != nil {
-		return nil, err
+		return err
 	}
-	w := newWalker(ctx, limits)
 	b := newBuilder(ctx, r, w)
 	b.roots = scan.found
 	if err := b.run(); err != nil {
-		return nil, err
+		return err
 	}
-	if w.err != nil {
-		return nil, w.err
+	return w.err
+}
+
+// Stream is Extract handing each section to emit as soon as it is
+// complete, for format_parser to store while the rest is read. A page of
+// streamFrom bytes or more goes through the streaming builder and holds
+// one section at a time; a smaller one is extracted whole (its parse tree
+// is bounded by streamFrom's) and then handed over. An error from emit
+// stops it and is returned.
+func Stream(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
+	limits = limits.WithDefaults()
+	f, size, err := sniff.OpenFile(path, limits)
+	if err != nil {
+		return 0, err
 	}
-	return w.s.Units()
+	defer func() { _ = f.Close() }()
+	if size < streamFrom {
+		units, err := Extract(ctx, path, limits)
+		if err != nil {
+			return 0, err
+		}
+		for _, u := range units {
+			if err := emit(u); err != nil {
+				return 0, err
+			}
+		}
+		return len(units), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	src := &source{file: f, size: size}
+	if err := src.detect(); err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	w := newWalker(ctx, limits, emit)
+	if err := walkStream(ctx, src, w); err != nil {
+		return 0, err
+	}
+	return w.s.Close()
 }
 
 // elem is what the rules need to know of an element: its type and the few
@@ -258,8 +302,14 @@ const (
 	endMailto          // add the address of a mailto link
 )
 
-func newWalker(ctx context.Context, limits extract.Limits) *walker {
-	w := &walker{ctx: ctx, limits: limits, s: plaintext.NewSplitter("section", limits)}
+// newWalker returns a walker whose sections go to emit as they complete,
+// or are kept for Units when emit is nil.
+func newWalker(ctx context.Context, limits extract.Limits, emit func(extract.Unit) error) *walker {
+	s := plaintext.NewSplitter("section", limits)
+	if emit != nil {
+		s = plaintext.NewStreamingSplitter("section", limits, emit)
+	}
+	w := &walker{ctx: ctx, limits: limits, s: s}
 	w.body.sep = '\n'
 	w.heading.sep = ' '
 	w.cur = &w.body

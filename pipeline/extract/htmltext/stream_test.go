@@ -3,6 +3,7 @@ package htmltext
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -337,5 +338,72 @@ func TestExtractLargeMemory(t *testing.T) {
 	t.Logf("peak heap %.1f MB for a %.1f MB page: %.2f per MB", float64(peak)/(1<<20), float64(fi.Size())/(1<<20), ratio)
 	if ratio > 2 {
 		t.Errorf("peak heap is %.2f times the page, want under 2", ratio)
+	}
+}
+
+// Stream hands over the sections Extract returns, in order, for a small
+// page (extracted whole) and a large one (streamed), and an error from
+// emit stops it.
+func TestStreamHandsOverWhatExtractReturns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads a 5 MB page")
+	}
+	dir := t.TempDir()
+	small, large := filepath.Join(dir, "small.html"), filepath.Join(dir, "large.html")
+	if err := writeFlat(small, 64<<10); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFlat(large, streamFrom+(1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, path := range []string{small, large} {
+		want, err := Extract(ctx, path, extract.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		handed := 0
+		n, err := Stream(ctx, path, extract.Limits{}, func(u extract.Unit) error {
+			handed++
+			if u.Index != handed || u.Text != want[u.Index-1].Text {
+				return fmt.Errorf("section %d (handed over %d) differs from Extract's", u.Index, handed)
+			}
+			return nil
+		})
+		if err != nil || n != len(want) || handed != len(want) {
+			t.Fatalf("%s: Stream = %d, %v after %d sections; Extract returned %d", filepath.Base(path), n, err, handed, len(want))
+		}
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if _, err := Stream(ctx, large, extract.Limits{}, func(extract.Unit) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("an error from emit: err = %v after %d calls, want it back after 1", err, calls)
+	}
+}
+
+// Streaming a page four times as large takes no more heap: what Stream
+// holds is a section and its buffers, not the page.
+func TestStreamMemoryDoesNotGrowWithThePage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads 25 MB of pages")
+	}
+	// Not parallel: the peaks must be these extractions' alone.
+	peak := map[int]uint64{}
+	for _, mb := range []int{5, 20} {
+		path := filepath.Join(t.TempDir(), "page.html")
+		if err := writeFlat(path, mb<<20); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		_, peak[mb] = measure(func() {
+			_, err = Stream(context.Background(), path, extract.Limits{}, func(extract.Unit) error { return nil })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d MB page: the heap rose by %.1f MB at most", mb, float64(peak[mb])/(1<<20))
+	}
+	if peak[20] > peak[5]+2<<20 {
+		t.Errorf("streaming 20 MB took %d bytes of heap, 5 MB %d: it grows with the page", peak[20], peak[5])
 	}
 }

@@ -23,7 +23,7 @@ func extractTree(ctx context.Context, src *source, limits extract.Limits) ([]ext
 	if err != nil { // the HTML5 parser recovers from anything but a read error and too deep nesting
 		return nil, err
 	}
-	w := newWalker(ctx, limits)
+	w := newWalker(ctx, limits, nil)
 	for _, root := range mainRoots(doc) {
 		w.walk(root)
 		w.endBlock()
