@@ -3,7 +3,6 @@ package sqlitetable
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -53,7 +52,7 @@ func prepare(actions []table.TxAction) ([]prepared, error) {
 		if err := validate(m); err != nil {
 			return nil, fmt.Errorf("sqlitetable: action %d: %w", i, err)
 		}
-		raw, err := json.Marshal(m)
+		raw, err := encodeItem(table.Item(m))
 		if err != nil {
 			return nil, fmt.Errorf("sqlitetable: encode %s: %w", put.Item.Key(), err)
 		}
@@ -337,7 +336,7 @@ func writeStep(ctx context.Context, tx txStmts, s step) error {
 	}
 	raw := s.raw
 	if raw == "" {
-		b, err := json.Marshal(s.after)
+		b, err := encodeItem(s.after)
 		if err != nil {
 			return fmt.Errorf("sqlitetable: encode %s: %w", s.key, err)
 		}
