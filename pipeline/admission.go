@@ -67,7 +67,7 @@ func intAttr(v any) int {
 // the workflow pending; a workflow already in progress is admitted as it
 // is, one in another state is ErrStale.
 func (r *Repository) AdmitWorkflow(ctx context.Context, ref WorkflowRef) error {
-	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true)
+	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true, nil)
 	return err
 }
 

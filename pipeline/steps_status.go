@@ -244,16 +244,23 @@ func (r *Repository) stepStatus(ctx context.Context, workflowID, step string) (S
 // leaving it gives the slot back, in the same transaction (slotActions);
 // only AdmitWorkflow refuses a workflow over the project's limit.
 func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) (bool, error) {
-	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false)
+	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, nil)
 }
 
-func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string, gate bool) (bool, error) {
+// SetWorkflowStatusSeen is SetWorkflowStatus for a caller that has just
+// read the step item (seen): its first attempt works from it instead of
+// reading the item again. When the workflow has moved on since, the
+// attempt's conditions fail and the next one reads afresh.
+func (r *Repository) SetWorkflowStatusSeen(ctx context.Context, ref WorkflowRef, seen StepProgress, from []WorkflowStatus, to WorkflowStatus, errMsg string) (bool, error) {
+	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, &seen)
+}
+
+func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string, gate bool, seen *StepProgress) (bool, error) {
 	if len(from) == 0 {
 		return false, fmt.Errorf("pipeline: status change of %s with no from state", ref.WorkflowID)
 	}
 	// The outbox event and the slot change both need the step item: read
 	// it once per attempt (a lost race's re-read serves the next attempt).
-	var seen *StepProgress
 	progress := func() (StepProgress, error) {
 		if seen != nil {
 			return *seen, nil

@@ -302,7 +302,9 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 	if err := h.closeBatchStages(ctx, in.Workflow, "", prog, pipe); err != nil {
 		return nil, err
 	}
-	if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, ""); err != nil {
+	// prog's counters are final (checked above); the segment stages just
+	// closed do not change what the outcome event says.
+	if _, err := h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, ""); err != nil {
 		return nil, storageErr("complete workflow", err)
 	}
 	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)})

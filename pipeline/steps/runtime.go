@@ -179,7 +179,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
 		}
 		if prog.Status == pipeline.WorkflowPending {
-			if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
+			if _, err := h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
 				return nil, storageErr("mark workflow in progress", err)
 			}
 		}

@@ -33,6 +33,7 @@ var repositoryTests = []struct {
 	{"TransitionMissing", testTransitionMissing},
 	{"TransitionTTL", testTransitionTTL},
 	{"WorkflowStatusIndex", testWorkflowStatus},
+	{"WorkflowStatusSeen", testWorkflowStatusSeen},
 	{"WorkflowStatusRace", testWorkflowStatusRace},
 	{"ListByStatusOrder", testListByStatusOrder},
 	{"UpdateWorkflowInfo", testUpdateWorkflowInfo},
@@ -872,6 +873,34 @@ func testTransitionSteps(t *testing.T, tb table.Table, _ config) {
 	}
 	if trs, err := repo.ListTransitions(ctx, f.wf.ID); err != nil || len(trs) != 5 {
 		t.Fatalf("audit = %d records, %v; want 5 (no record for the no-op)", len(trs), err)
+	}
+}
+
+// A status change from a step item read before the workflow moved on
+// still ends right: the stale attempt fails its conditions, the next reads
+// afresh, the project's slot is taken once and given back once, and the
+// outcome event is written once.
+func testWorkflowStatusSeen(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	stale := progress(t, repo, f.wf.ID) // pending
+	if ok, err := repo.SetWorkflowStatusSeen(ctx, f.ref, stale, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); !ok || err != nil {
+		t.Fatalf("start from a fresh read: %v, %v", ok, err)
+	}
+	wantRunning(t, repo, f.doc.ProjectID, 1)
+	// stale still says pending; the workflow is in progress.
+	ok, err := repo.SetWorkflowStatusSeen(ctx, f.ref, stale, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, "")
+	if !ok || err != nil {
+		t.Fatalf("complete from a stale read: %v, %v", ok, err)
+	}
+	if p := progress(t, repo, f.wf.ID); p.Status != pipeline.WorkflowCompleted {
+		t.Fatalf("status %s, want completed", p.Status)
+	}
+	wantRunning(t, repo, f.doc.ProjectID, 0)
+	events, err := repo.ListWorkflowEvents(ctx, f.wf.ID)
+	if err != nil || len(events) != 1 || events[0].Event.Type != pipeline.EventCompleted {
+		t.Fatalf("events = %+v, %v; want one analysis.completed", events, err)
 	}
 }
 
