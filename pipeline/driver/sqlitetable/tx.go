@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/docpipe/docpipe/internal/jsonvalue"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -52,7 +53,7 @@ func prepare(actions []table.TxAction) ([]prepared, error) {
 		if err := validate(m); err != nil {
 			return nil, fmt.Errorf("sqlitetable: action %d: %w", i, err)
 		}
-		raw, err := encodeItem(table.Item(m))
+		raw, err := jsonvalue.Append(make([]byte, 0, 512), m, false)
 		if err != nil {
 			return nil, fmt.Errorf("sqlitetable: encode %s: %w", put.Item.Key(), err)
 		}
@@ -336,7 +337,7 @@ func writeStep(ctx context.Context, tx txStmts, s step) error {
 	}
 	raw := s.raw
 	if raw == "" {
-		b, err := encodeItem(s.after)
+		b, err := jsonvalue.Append(make([]byte, 0, 512), map[string]any(s.after), false)
 		if err != nil {
 			return fmt.Errorf("sqlitetable: encode %s: %w", s.key, err)
 		}

@@ -1,35 +1,34 @@
-package sqlitetable
+// Package jsonvalue encodes decoded JSON values (nil, bool, string,
+// float64, []any and map[string]any, as encoding/json decodes into any)
+// without reflection, byte for byte as encoding/json does. The state
+// machine encodes every task's input and the SQLite table every item it
+// writes; encoding/json's reflective map encoder was a tenth of a small
+// document's CPU. A value of another type is handed to encoding/json.
+package jsonvalue
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/docpipe/docpipe/pipeline/table"
 )
 
-// encodeItem is json.Marshal for a normalized item (the values
-// table.NormalizeValue makes: nil, bool, string, float64, []any and
-// map[string]any), written out without reflection. Every write encodes a
-// whole item on the writer, which every transaction waits for, and
-// encoding/json's reflective map encoder was a tenth of a small
-// document's CPU. The bytes are the same as encoding/json's with HTML
-// escaping off (TestEncodeItemMatchesEncodingJSON); a value of another
-// type is handed to encoding/json.
-func encodeItem(it table.Item) ([]byte, error) {
-	return appendValue(make([]byte, 0, 512), map[string]any(it))
+// Append appends v's JSON to b, as json.Marshal writes it (html) or as an
+// Encoder with SetEscapeHTML(false) does.
+func Append(b []byte, v any, html bool) ([]byte, error) {
+	return appendValue(b, v, html)
 }
 
-func appendValue(b []byte, v any) ([]byte, error) {
+func appendValue(b []byte, v any, html bool) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case string:
-		return appendString(b, x), nil
+		return appendString(b, x, html), nil
 	case float64:
 		return appendFloat(b, x)
 	case []any:
@@ -42,25 +41,25 @@ func appendValue(b []byte, v any) ([]byte, error) {
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = appendValue(b, e); err != nil {
+			if b, err = appendValue(b, e, html); err != nil {
 				return nil, err
 			}
 		}
 		return append(b, ']'), nil
-	case table.Item:
-		return appendObject(b, x)
 	case map[string]any:
-		return appendObject(b, x)
+		return appendObject(b, x, html)
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(html)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return append(b, raw...), nil
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
 }
 
 // appendObject writes m with its keys sorted, as encoding/json does.
-func appendObject(b []byte, m map[string]any) ([]byte, error) {
+func appendObject(b []byte, m map[string]any, html bool) ([]byte, error) {
 	if m == nil {
 		return append(b, "null"...), nil
 	}
@@ -74,10 +73,10 @@ func appendObject(b []byte, m map[string]any) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = appendString(b, k, html)
 		b = append(b, ':')
 		var err error
-		if b, err = appendValue(b, m[k]); err != nil {
+		if b, err = appendValue(b, m[k], html); err != nil {
 			return nil, err
 		}
 	}
@@ -109,15 +108,16 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 const hexDigits = "0123456789abcdef"
 
 // appendString writes s as a JSON string: quotes, backslashes and control
-// characters escaped, invalid UTF-8 replaced by U+FFFD, and U+2028 and
-// U+2029 escaped (JavaScript reads them as line ends).
-func appendString(b []byte, s string) []byte {
+// characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029
+// escaped (JavaScript reads them as line ends), and with html <, > and &
+// too.
+func appendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || (c != '<' && c != '>' && c != '&')) {
 				i++
 				continue
 			}
