@@ -63,7 +63,7 @@ func DetectEncoding(b []byte) (TextEncoding, bool) {
 		}
 		return TextEncoding{Name: name}, utf16Text(b, be)
 	}
-	b = trimPartialRune(b)
+	b = b[:CompleteRunes(b)]
 	if utf8.Valid(b) || mostlyUTF8(b) {
 		return TextEncoding{Name: EncodingUTF8}, utf8Text(b)
 	}
@@ -92,16 +92,19 @@ func nulPattern(b []byte) (le, be bool) {
 	return le, be
 }
 
-func trimPartialRune(b []byte) []byte {
+// CompleteRunes returns the length of b without a character cut off at its
+// end (one whose first bytes are there and the rest not): a reader of
+// text in chunks keeps those bytes for the next chunk.
+func CompleteRunes(b []byte) int {
 	for i := len(b) - 1; i >= 0 && i >= len(b)-3; i-- {
 		if utf8.RuneStart(b[i]) {
 			if !utf8.FullRune(b[i:]) {
-				return b[:i]
+				return i
 			}
 			break
 		}
 	}
-	return b
+	return len(b)
 }
 
 func mostlyUTF8(b []byte) bool {
@@ -140,7 +143,7 @@ func textRatioOK(binary, total int) bool {
 }
 
 func utf8Text(b []byte) bool {
-	b = trimPartialRune(b[:min(len(b), ratioSample)])
+	b = b[:CompleteRunes(b[:min(len(b), ratioSample)])]
 	var binary, total int
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)

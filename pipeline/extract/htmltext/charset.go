@@ -82,7 +82,7 @@ func (s *source) head(n int) ([]byte, error) {
 // cut off at its end.
 func (s *source) validUTF8() (bool, error) {
 	if s.file == nil {
-		return utf8.Valid(trimPartialRune(s.mem)), nil
+		return utf8.Valid(s.mem[:sniff.CompleteRunes(s.mem)]), nil
 	}
 	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return false, err
@@ -93,29 +93,17 @@ func (s *source) validUTF8() (bool, error) {
 		n, err := io.ReadFull(s.file, buf[carry:])
 		n += carry
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return utf8.Valid(trimPartialRune(buf[:n])), nil
+			return utf8.Valid(buf[:sniff.CompleteRunes(buf[:n])]), nil
 		}
 		if err != nil {
 			return false, err
 		}
-		whole := trimPartialRune(buf[:n])
+		whole := buf[:sniff.CompleteRunes(buf[:n])]
 		if !utf8.Valid(whole) {
 			return false, nil
 		}
 		carry = copy(buf, buf[len(whole):n])
 	}
-}
-
-func trimPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-3; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
 }
 
 // utf16 names the BOM-less UTF-16 that sniff recognises by the NULs of

@@ -40,12 +40,11 @@ func detectEncoding(ctx context.Context, r io.Reader, chunk int) (enc sniff.Text
 		if err := ctx.Err(); err != nil {
 			return sniff.TextEncoding{}, false, err
 		}
-		end := completeRunes(data)
+		end := sniff.CompleteRunes(data)
 		u.add(data[:end])
 		if eof {
 			// A partial character at the end is ignored, as
-			// DetectEncoding's trimPartialRune does (the decoder
-			// does not ignore it).
+			// DetectEncoding ignores it (the decoder does not).
 			u.cut = end < len(data)
 			break
 		}
@@ -98,21 +97,4 @@ func (u *utf8Count) add(b []byte) {
 		}
 		i += size
 	}
-}
-
-// completeRunes returns the length of b without a character cut at its
-// end: the bytes from the last rune start among the last three, when they
-// are the valid beginning of a longer character. Decoding b from its start
-// reaches that rune start, since no valid character covers it, so the cut
-// leaves every character of the whole input decoded as the whole would.
-func completeRunes(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-3; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return i
-			}
-			break
-		}
-	}
-	return len(b)
 }

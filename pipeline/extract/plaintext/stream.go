@@ -83,7 +83,7 @@ func splitStream(ctx context.Context, src io.Reader, s *Splitter, limits extract
 		data := buf[:keep+n]
 		end := len(data)
 		if !eof {
-			end = completeRunes(data) // a character cut by the read waits for the next
+			end = sniff.CompleteRunes(data) // a character cut by the read waits for the next
 		}
 		p.write(c.clean(data[:end]))
 		if s.err != nil {
