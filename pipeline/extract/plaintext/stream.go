@@ -430,18 +430,22 @@ func (p *paragraphs) cutPieces() {
 		p.s.beginLong()
 		p.long = true
 	}
-	text := string(p.para)
+	p.para = append(p.para[:0], p.emitPieces(string(p.para))...)
+}
+
+// emitPieces hands the splitter every piece cut takes from text and
+// returns what is left.
+func (p *paragraphs) emitPieces(text string) string {
 	for {
 		piece, rest, ok := cutOnce(text, p.max)
 		if !ok {
-			break
+			return text
 		}
 		if piece != "" {
 			p.s.emit(piece)
 		}
 		text = rest
 	}
-	p.para = append(p.para[:0], text...)
 }
 
 // flush hands the paragraph to the Splitter.
@@ -450,18 +454,7 @@ func (p *paragraphs) flush() {
 	case p.long:
 		// The rest of a long paragraph: cut's last steps, trimmed at the
 		// paragraph's end as cut trims it.
-		text := strings.TrimRightFunc(string(p.para), unicode.IsSpace)
-		for {
-			piece, rest, ok := cutOnce(text, p.max)
-			if !ok {
-				break
-			}
-			if piece != "" {
-				p.s.emit(piece)
-			}
-			text = rest
-		}
-		p.s.endLong(text)
+		p.s.endLong(p.emitPieces(strings.TrimRightFunc(string(p.para), unicode.IsSpace)))
 	case len(p.para) > 0:
 		p.s.Block(string(p.para))
 	}
