@@ -54,21 +54,7 @@ func (s *heldStreamer) StreamPages(ctx context.Context, _ string, _ extract.Limi
 func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dir := t.TempDir()
-	tbl, err := sqlitetable.Open(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
-	blobs, err := dirblob.New(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := pipeline.NewRepository(tbl)
-	ig := &pipeline.Ingester{Repo: repo, Blobs: blobs, Definition: pipelinefile.Default(), Bucket: "local"}
-	if err := ig.EnsureProject(ctx, "p", "p"); err != nil {
-		t.Fatal(err)
-	}
+	repo, blobs, ig := newLocalProject(t, t.TempDir())
 	var pdf bytes.Buffer
 	if err := pdfgen.Write(&pdf, pdfgen.Options{Pages: 1, Seed: 1}); err != nil {
 		t.Fatal(err)
@@ -125,4 +111,25 @@ func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
 	if st := prog.Steps[pipeline.StepFormatParser]; st.Status != pipeline.StepCompleted || prog.TotalSegments != 40 {
 		t.Errorf("after format_parser: %s, %d segments", st.Status, prog.TotalSegments)
 	}
+}
+
+// newLocalProject opens a SQLite table and a blob directory in dir and
+// returns a repository, the store and an ingester for project "p".
+func newLocalProject(t *testing.T, dir string) (*pipeline.Repository, *dirblob.Store, *pipeline.Ingester) {
+	t.Helper()
+	tbl, err := sqlitetable.Open(filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	blobs, err := dirblob.New(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := pipeline.NewRepository(tbl)
+	ig := &pipeline.Ingester{Repo: repo, Blobs: blobs, Definition: pipelinefile.Default(), Bucket: "local"}
+	if err := ig.EnsureProject(t.Context(), "p", "p"); err != nil {
+		t.Fatal(err)
+	}
+	return repo, blobs, ig
 }

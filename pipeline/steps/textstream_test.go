@@ -14,11 +14,8 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
-	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
-	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
-	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steps"
 )
 
@@ -48,20 +45,7 @@ func TestFormatParserStreamsText(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
-	tbl, err := sqlitetable.Open(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
-	store, err := dirblob.New(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := pipeline.NewRepository(tbl)
-	ig := &pipeline.Ingester{Repo: repo, Blobs: store, Definition: pipelinefile.Default(), Bucket: "local"}
-	if err := ig.EnsureProject(ctx, "p", "p"); err != nil {
-		t.Fatal(err)
-	}
+	repo, store, ig := newLocalProject(t, dir)
 	var text strings.Builder
 	text.WriteString("\xEF\xBB\xBFQuarterly report\r\n\r\n")
 	for i := range 400 {
