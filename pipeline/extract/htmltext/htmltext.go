@@ -42,27 +42,14 @@ const streamFrom = 4 << 20
 
 // Extract reads an HTML file and returns its sections.
 func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	limits = limits.WithDefaults()
-	f, size, err := sniff.OpenFile(path, limits)
-	if err != nil {
+	units := []extract.Unit{}
+	if _, err := Stream(ctx, path, limits, func(u extract.Unit) error {
+		units = append(units, u)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
-	defer func() { _ = f.Close() }()
-	if size >= streamFrom {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		src := &source{file: f, size: size}
-		if err := src.detect(); err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		return extractStream(ctx, src, limits)
-	}
-	b := make([]byte, size)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return ExtractBytes(ctx, b, limits)
+	return units, nil
 }
 
 // ExtractBytes is Extract over a document in memory.
@@ -125,7 +112,11 @@ func Stream(ctx context.Context, path string, limits extract.Limits, emit func(e
 	}
 	defer func() { _ = f.Close() }()
 	if size < streamFrom {
-		units, err := Extract(ctx, path, limits)
+		b := make([]byte, size)
+		if _, err := io.ReadFull(f, b); err != nil {
+			return 0, fmt.Errorf("read %s: %w", path, err)
+		}
+		units, err := ExtractBytes(ctx, b, limits)
 		if err != nil {
 			return 0, err
 		}
