@@ -3,16 +3,12 @@ package plaintext
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/transform"
-
 	"github.com/docpipe/docpipe/pipeline/extract"
-	"github.com/docpipe/docpipe/pipeline/sniff"
 )
 
 // chunkSize is how much of the file Stream reads at a time. Tests pass
@@ -36,64 +32,38 @@ func Stream(ctx context.Context, path string, limits extract.Limits, emit func(e
 // stream is Stream reading chunk bytes at a time.
 func stream(ctx context.Context, path string, limits extract.Limits, chunk int, emit func(extract.Unit) error) (int, error) {
 	limits = limits.WithDefaults()
-	f, size, err := sniff.OpenFile(path, limits)
+	t, err := openText(ctx, path, limits, chunk)
 	if err != nil {
 		return 0, err
 	}
-	defer func() { _ = f.Close() }()
-	// A small file needs no full-size buffers: many small documents would
-	// each allocate them.
-	if size < int64(chunk) {
-		chunk = int(size) + 1
-	}
-	enc, valid, err := detectEncoding(ctx, io.LimitReader(f, size), chunk)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := f.Seek(int64(enc.BOMLen), io.SeekStart); err != nil {
-		return 0, err
-	}
-	src := io.LimitReader(f, size-int64(enc.BOMLen))
-	if !valid {
-		src = transform.NewReader(src, decoder(enc.Name))
-	} // else the UTF-8 decoder would copy every byte and change none
+	defer func() { _ = t.Close() }()
 	s := NewStreamingSplitter("section", limits, emit)
-	if err := splitStream(ctx, src, s, limits, chunk); err != nil {
+	if err := splitStream(ctx, t, s, limits); err != nil {
 		return 0, err
 	}
 	return s.Close()
 }
 
-// splitStream cleans decoded text from src chunk by chunk and feeds its
-// paragraphs to s; it stops at s's first error.
-func splitStream(ctx context.Context, src io.Reader, s *Splitter, limits extract.Limits, chunk int) error {
-	buf := make([]byte, chunk+utf8.UTFMax)
-	var c cleaner
+// splitStream feeds the paragraphs of the text to s, a part at a time; it
+// stops at s's first error.
+func splitStream(ctx context.Context, t *TextReader, s *Splitter, limits extract.Limits) error {
 	p := newParagraphs(s, limits)
-	keep := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n, err := io.ReadFull(src, buf[keep:keep+chunk])
-		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-		if err != nil && !eof {
-			return err
-		}
-		data := buf[:keep+n]
-		end := len(data)
-		if !eof {
-			end = sniff.CompleteRunes(data) // a character cut by the read waits for the next
-		}
-		p.write(c.clean(data[:end]))
-		if s.err != nil {
-			return nil // Close reports it
-		}
-		if eof {
+		b, err := t.Next()
+		if err == io.EOF {
 			p.close()
 			return nil
 		}
-		keep = copy(buf, data[end:])
+		if err != nil {
+			return err
+		}
+		p.write(b)
+		if s.err != nil {
+			return nil // Close reports it
+		}
 	}
 }
 
