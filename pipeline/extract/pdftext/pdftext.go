@@ -42,14 +42,10 @@ func New(choice string) (extract.PDFExtractor, error) {
 	return nil, fmt.Errorf("pdftext: unknown extractor %q (want auto, poppler or go)", choice)
 }
 
-// units turns per-page texts into extract units; a page without text is
-// flagged for OCR. A blank page is indistinguishable from an image-only
-// page here, which costs one OCR pass that finds nothing.
-func units(texts []string) []extract.Unit {
-	out := make([]extract.Unit, len(texts))
-	for i, t := range texts {
-		t = strings.TrimSpace(t)
-		out[i] = extract.Unit{Index: i + 1, Kind: "page", Text: t, NeedsOCR: t == ""}
-	}
-	return out
+// pageUnit is page n with its text; a page without text is flagged for
+// OCR. A blank page is indistinguishable from an image-only page here,
+// which costs one OCR pass that finds nothing.
+func pageUnit(n int, text string) extract.Unit {
+	text = strings.TrimSpace(text)
+	return extract.Unit{Index: n, Kind: "page", Text: text, NeedsOCR: text == ""}
 }

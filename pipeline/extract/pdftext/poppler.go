@@ -119,18 +119,19 @@ func (p *Poppler) pages(ctx context.Context, path string) (int, error) {
 
 // Extract returns one unit per page.
 func (p *Poppler) Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	var texts []string
+	var out []extract.Unit
 	_, err := p.StreamPages(ctx, path, limits, func(u extract.Unit) error {
-		if u.Index > len(texts) {
-			texts = append(texts, make([]string, u.Index-len(texts))...)
+		// Ranges run in parallel: pages arrive in any order.
+		if u.Index > len(out) {
+			out = append(out, make([]extract.Unit, u.Index-len(out))...)
 		}
-		texts[u.Index-1] = u.Text
+		out[u.Index-1] = u
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return units(texts), nil
+	return out, nil
 }
 
 // StreamPages runs one pdftotext per page range, the ranges in parallel,
@@ -177,9 +178,8 @@ func (p *Poppler) StreamPages(ctx context.Context, path string, limits extract.L
 						page++
 						continue // counted for the error below
 					}
-					text = strings.TrimSpace(strings.TrimSuffix(text, "\f"))
 					mu.Lock()
-					err = emit(extract.Unit{Index: page, Kind: "page", Text: text, NeedsOCR: text == ""})
+					err = emit(pageUnit(page, strings.TrimSuffix(text, "\f")))
 					mu.Unlock()
 					if err != nil {
 						return err

@@ -46,7 +46,7 @@ const maxTreeDepth = 64
 // may differ from the /Count the file claims).
 func (g *PureGo) Pages(ctx context.Context, path string) (int, error) {
 	var n int
-	err := g.withDocument(ctx, path, func(ctx context.Context, r *pdf.Reader) error {
+	err := g.withDocument(ctx, path, nil, func(ctx context.Context, r *pdf.Reader, _ func(extract.Unit) error) error {
 		pages, err := pageList(ctx, r, extract.DefaultLimits.MaxPages)
 		n = len(pages)
 		return err
@@ -56,14 +56,31 @@ func (g *PureGo) Pages(ctx context.Context, path string) (int, error) {
 
 // Extract returns one unit per page.
 func (g *PureGo) Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	limits = limits.WithDefaults()
 	var out []extract.Unit
-	err := g.withDocument(ctx, path, func(ctx context.Context, r *pdf.Reader) error {
+	_, err := g.StreamPages(ctx, path, limits, func(u extract.Unit) error {
+		out = append(out, u)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var _ extract.PageStreamer = (*PureGo)(nil)
+
+// StreamPages emits the pages in order, each as soon as it is extracted,
+// so a document's text is never held whole: memory is the library's view
+// of the file (read through the file, except for an encrypted PDF, which
+// is decrypted into memory) and one page.
+func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
+	limits = limits.WithDefaults()
+	var n int
+	err := g.withDocument(ctx, path, emit, func(ctx context.Context, r *pdf.Reader, send func(extract.Unit) error) error {
 		pages, err := pageList(ctx, r, limits.MaxPages)
 		if err != nil {
 			return err
 		}
-		texts := make([]string, len(pages))
 		in := &interpreter{fonts: newFontCache()}
 		failed := 0
 		for i, page := range pages {
@@ -75,23 +92,27 @@ func (g *PureGo) Extract(ctx context.Context, path string, limits extract.Limits
 				// One unreadable page leaves an empty, OCR-flagged unit
 				// rather than sinking the document.
 				failed++
-				continue
 			}
-			texts[i] = text
+			if err := send(pageUnit(i+1, text)); err != nil {
+				return err
+			}
 		}
 		if failed == len(pages) {
 			return &steperr.InvalidDocumentError{Reason: "no page of the PDF could be read"}
 		}
-		out = units(texts)
+		n = len(pages)
 		return nil
 	})
-	return out, err
+	return n, err
 }
 
 // withDocument opens path and runs fn in a goroutine under the document
-// timeout. When ctx ends first it returns at once; fn checks ctx between
-// pages, so the abandoned goroutine finishes at most the page it is on.
-func (g *PureGo) withDocument(ctx context.Context, path string, fn func(context.Context, *pdf.Reader) error) error {
+// timeout. fn hands pages to send, and emit receives them here, on the
+// caller's goroutine: when ctx ends first withDocument returns at once,
+// and the abandoned goroutine (fn checks ctx between pages, so it finishes
+// at most the page it is on) can no longer reach emit. An error from emit
+// stops fn and is returned.
+func (g *PureGo) withDocument(ctx context.Context, path string, emit func(extract.Unit) error, fn func(context.Context, *pdf.Reader, func(extract.Unit) error) error) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, g.timeout(), errTimeout)
 	defer cancel()
 	if err := checkFile(path); err != nil {
@@ -107,6 +128,15 @@ func (g *PureGo) withDocument(ctx context.Context, path string, fn func(context.
 		return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("cannot read PDF: %v", err)}
 	}
 
+	units := make(chan extract.Unit)
+	send := func(u extract.Unit) error {
+		select {
+		case units <- u:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	done := make(chan error, 1)
 	go func() {
 		// The file stays open until the work stops, even if we stopped
@@ -117,17 +147,25 @@ func (g *PureGo) withDocument(ctx context.Context, path string, fn func(context.
 			if err != nil {
 				return err
 			}
-			return fn(ctx, r)
+			return fn(ctx, r, send)
 		})
 	}()
-	select {
-	case err := <-done:
-		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	for {
+		select {
+		case u := <-units:
+			if err := emit(u); err != nil {
+				return err // the deferred cancel stops fn
+			}
+		case err := <-done:
+			// send only returns once emit has the unit, so every unit
+			// fn sent has been emitted by now.
+			if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return g.contextError(ctx)
+			}
+			return err
+		case <-ctx.Done():
 			return g.contextError(ctx)
 		}
-		return err
-	case <-ctx.Done():
-		return g.contextError(ctx)
 	}
 }
 
