@@ -10,6 +10,14 @@
 // of about limits.MaxSectionChars that start at headings and end at
 // paragraph boundaries. Footnotes, comments, headers and footers are not
 // extracted.
+//
+// Stream hands units over as they are complete, and Extract is Stream
+// keeping them. Which layout applies is known only at the end of the
+// document, unless a page over the slack settles it on sections earlier,
+// so until then the parsed blocks are held: in memory up to a few MiB,
+// then in a temp file that is removed before Stream returns. The XML is
+// parsed once; memory is bounded by that buffer, one page or section and
+// the largest single paragraph or table, not by the document's size.
 package docx
 
 import (
@@ -20,7 +28,6 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
@@ -32,39 +39,61 @@ import (
 // longer "page" means the breaks are rare and sections serve better.
 const pageSlack = 4
 
-// Extract returns the text of a DOCX file as pages or sections.
+var _ extract.UnitStreamer = Stream
+
+// Extract returns the text of a DOCX file as pages or sections. It is
+// Stream, keeping the units.
 func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
+	units := []extract.Unit{}
+	if _, err := Stream(ctx, path, limits, func(u extract.Unit) error {
+		units = append(units, u)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return units, nil
+}
+
+// Stream extracts a DOCX file unit by unit: it calls emit with each page or
+// section, in order, as soon as it can tell which the document has. It
+// returns the number of units emitted; an error from emit stops it and is
+// returned. Blocks it must hold until the layout is decided go to a temp
+// file past spillThreshold bytes (see collector).
+func Stream(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
+	return stream(ctx, path, limits, spillConfig{threshold: spillThreshold}, emit)
+}
+
+// stream is Stream with the spill file's directory and threshold given.
+func stream(ctx context.Context, path string, limits extract.Limits, spill spillConfig, emit func(extract.Unit) error) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	limits = limits.WithDefaults()
 	a, err := sniff.OpenArchive(path, limits)
 	if err != nil {
 		// An encrypted DOCX is a Compound File, not a zip: let the
 		// sniffer say so instead of "corrupt zip".
 		if _, ierr := sniff.Inspect(ctx, path, limits); ierr != nil && steperr.Name(ierr) != steperr.Name(err) {
-			return nil, ierr
+			return 0, ierr
 		}
-		return nil, err
+		return 0, err
 	}
 	defer func() { _ = a.Close() }()
 	main, err := sniff.DOCXMainPart(ctx, a)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	rc, err := a.Open(ctx, main)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer func() { _ = rc.Close() }()
-	blocks, hasBreaks, err := parse(rc)
-	if err != nil {
-		return nil, err
+	c := newCollector(ctx, limits, spill, emit)
+	defer c.close()
+	if err := parse(rc, c); err != nil {
+		return c.n, err
 	}
-	return layout(blocks, hasBreaks, limits)
-}
-
-type block struct {
-	text      string
-	heading   bool
-	pageBreak bool
+	return c.finish()
 }
 
 // The two namespaces of WordprocessingML (transitional and strict) and the
@@ -92,13 +121,12 @@ type table struct {
 }
 
 type parser struct {
-	blocks    []block
-	paras     []*para
-	tables    []*table
-	inText    int
-	inPPr     int
-	inSectPr  int
-	hasBreaks bool
+	out      *collector
+	paras    []*para
+	tables   []*table
+	inText   int
+	inPPr    int
+	inSectPr int
 }
 
 func isW(n xml.Name) bool { return n.Space == nsW || n.Space == nsWStrict }
@@ -117,10 +145,11 @@ func onOff(se xml.StartElement) bool {
 	return !ok || (v != "0" && v != "false" && v != "off")
 }
 
-// parse streams word/document.xml into blocks.
-func parse(r io.Reader) ([]block, bool, error) {
+// parse streams word/document.xml, handing its blocks and page breaks to
+// out in document order. It stops at out's first error.
+func parse(r io.Reader, out *collector) error {
 	d := xml.NewDecoder(r)
-	p := &parser{}
+	p := &parser{out: out}
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -133,14 +162,14 @@ func parse(r io.Reader) ([]block, bool, error) {
 			var invalid *steperr.InvalidDocumentError
 			if errors.As(err, &tooLarge) || errors.As(err, &invalid) ||
 				errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil, false, err
+				return err
 			}
-			return nil, false, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("document body is not valid XML: %v", err)}
+			return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("document body is not valid XML: %v", err)}
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if err := p.start(d, t); err != nil {
-				return nil, false, err
+				return err
 			}
 		case xml.EndElement:
 			p.end(t)
@@ -149,8 +178,11 @@ func parse(r io.Reader) ([]block, bool, error) {
 				p.top().sb.Write(t)
 			}
 		}
+		if out.err != nil {
+			return out.err
+		}
 	}
-	return p.blocks, p.hasBreaks, nil
+	return out.err
 }
 
 func (p *parser) top() *para { return p.paras[len(p.paras)-1] }
@@ -270,7 +302,7 @@ func (p *parser) end(ee xml.EndElement) {
 			return
 		}
 		if text != "" {
-			p.blocks = append(p.blocks, block{text: text, heading: para.heading})
+			p.out.block(text, para.heading)
 		}
 		if para.sectBreak && len(p.paras) == 0 {
 			p.emitBreak()
@@ -307,7 +339,7 @@ func (p *parser) end(ee xml.EndElement) {
 			lines[i] = strings.Join(row, "\t")
 		}
 		if text := strings.Join(lines, "\n"); text != "" {
-			p.blocks = append(p.blocks, block{text: text})
+			p.out.block(text, false)
 		}
 	}
 }
@@ -316,19 +348,13 @@ func (p *parser) end(ee xml.EndElement) {
 func (p *parser) pageBreak() {
 	para := p.top()
 	if text := clean(para.sb.String()); text != "" {
-		p.blocks = append(p.blocks, block{text: text, heading: para.heading})
+		p.out.block(text, para.heading)
 	}
 	para.sb.Reset()
 	p.emitBreak()
 }
 
-func (p *parser) emitBreak() {
-	p.hasBreaks = true
-	if n := len(p.blocks); n > 0 && p.blocks[n-1].pageBreak {
-		return // an empty page carries nothing
-	}
-	p.blocks = append(p.blocks, block{pageBreak: true})
-}
+func (p *parser) emitBreak() { p.out.pageBreak() }
 
 // clean trims a paragraph and folds whitespace inside table cells' lines.
 func clean(s string) string {
@@ -338,54 +364,4 @@ func clean(s string) string {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.Join(lines, "\n")
-}
-
-func layout(blocks []block, hasBreaks bool, limits extract.Limits) ([]extract.Unit, error) {
-	if hasBreaks {
-		var pages []string
-		var cur []string
-		flush := func() {
-			if len(cur) > 0 {
-				pages = append(pages, strings.Join(cur, "\n\n"))
-				cur = nil
-			}
-		}
-		fits := true
-		for _, b := range blocks {
-			if b.pageBreak {
-				flush()
-				continue
-			}
-			cur = append(cur, b.text)
-		}
-		flush()
-		for _, pg := range pages {
-			if utf8.RuneCountInString(pg) > pageSlack*limits.MaxSectionChars {
-				fits = false
-				break
-			}
-		}
-		if fits {
-			if len(pages) > limits.MaxPages {
-				return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("document has %d pages, over the limit of %d", len(pages), limits.MaxPages)}
-			}
-			units := make([]extract.Unit, len(pages))
-			for i, pg := range pages {
-				units[i] = extract.Unit{Index: i + 1, Kind: "page", Text: pg}
-			}
-			return units, nil
-		}
-	}
-	s := plaintext.NewSplitter("section", limits)
-	for _, b := range blocks {
-		switch {
-		case b.pageBreak:
-			s.Break()
-		case b.heading:
-			s.Heading(b.text)
-		default:
-			s.Block(b.text)
-		}
-	}
-	return s.Units()
 }

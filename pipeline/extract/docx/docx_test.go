@@ -119,10 +119,12 @@ func TestExtract(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			units, err := Extract(context.Background(), docxFile(t, tc.body), tc.limits)
+			path := docxFile(t, tc.body)
+			units, err := Extract(context.Background(), path, tc.limits)
 			if err != nil {
 				t.Fatal(err)
 			}
+			compareWithOracle(t, path, tc.limits)
 			got := texts(units)
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 				t.Fatalf("units:\n%q\nwant:\n%q", got, tc.want)
@@ -182,7 +184,9 @@ func TestExtractBadFiles(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := Extract(context.Background(), tc.path(t), tc.limits)
+			path := tc.path(t)
+			_, err := Extract(context.Background(), path, tc.limits)
+			compareWithOracle(t, path, tc.limits)
 			if steperr.Name(err) != tc.errName || !strings.Contains(err.Error(), tc.errText) {
 				t.Fatalf("err = %v, want %s containing %q", err, tc.errName, tc.errText)
 			}
