@@ -327,31 +327,46 @@ type job struct {
 
 // process registers every file (reusing the analysis of content seen
 // before), runs the unfinished workflows with bounded concurrency and
-// returns one result per file.
+// returns one result per file. Registering and running overlap: each
+// workflow starts as soon as its file is registered, so a folder of many
+// small files does not wait for the last one to be stored before the first
+// is analysed. Files are registered one at a time, in order, so that two
+// files with the same bytes map onto one document.
 func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlags, stderr io.Writer) ([]docResult, error) {
-	jobs := make([]*job, len(files))
-	for i, path := range files {
-		reg, err := lp.register(ctx, f, path)
-		if reason, ok := notProcessedReason(err); ok {
-			jobs[i] = &job{file: path, notDone: reason}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		jobs[i] = &job{file: path, reg: reg}
-	}
 	display := newProgress(stderr, f.progress, lp.backend.Repo)
 	defer display.Stop()
+
+	jobs := make([]*job, len(files))
+	registered := make(chan *job, 64)
+	var registerErr error // set before registered is closed
+	go func() {
+		defer close(registered)
+		for i, path := range files {
+			if ctx.Err() != nil {
+				return
+			}
+			reg, err := lp.register(ctx, f, path)
+			if reason, ok := notProcessedReason(err); ok {
+				jobs[i] = &job{file: path, notDone: reason}
+				continue
+			}
+			if err != nil {
+				registerErr = err
+				return
+			}
+			jobs[i] = &job{file: path, reg: reg}
+			registered <- jobs[i]
+		}
+	}()
 
 	// Two files with the same bytes share one workflow: run it once.
 	running := map[string]bool{}
 	g, gctx := errgroup.WithContext(ctx)
 	slots := newDocSlots(f.concurrency)
 	var mu sync.Mutex
-	for _, j := range jobs {
+	for j := range registered {
 		wfID := j.reg.Workflow.ID
-		if j.notDone != "" || running[wfID] || finished(j.reg.Workflow.Status) {
+		if running[wfID] || finished(j.reg.Workflow.Status) {
 			continue
 		}
 		running[wfID] = true
@@ -379,11 +394,19 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 			return nil // a failed document is recorded in the table; the others go on
 		})
 	}
+	for range registered {
+		// Left by a cancelled loop: let the registrar finish its send.
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if registerErr != nil {
+		// The workflows registered before the failure have run; the
+		// files after it were not registered.
+		return nil, registerErr
 	}
 	display.Stop()
 	results := make([]docResult, len(jobs))
