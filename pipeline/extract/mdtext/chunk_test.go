@@ -2,11 +2,14 @@ package mdtext
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/yuin/goldmark/ast"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 )
@@ -31,37 +34,74 @@ func TestChunkedRenderMatchesWhole(t *testing.T) {
 		{"tilde fence closed only by tildes", "x\n\n~~~~\n\n```\n\nin code\n~~~~\n\nout\n", 1, 1},
 		{"html comment across blank lines", "x\n\n<!-- a\n\nhidden\n\n-->\n\nshown\n", 1, 1},
 		{"pre across blank lines", "x\n\n<PRE>\n\nkept as is\n\n</pre>\n\nafter\n", 1, 1},
-		{"fence inside an html block fools the scan", "<div>\n```\n</div>\n\nPara one.\n\n```\ncode\n\nNot a paragraph\n\n```\n\nTail.\n", 1, 3},
+		{"fence inside an html block fools the scan", "<div>\n```\n</div>\n\nPara one.\n\n```\ncode\n\nNot a paragraph\n\n```\n\nTail.\n", 0, 0},
 		{"unclosed fence", "x\n\n```\n\nrest\n\nof file\n", 0, 0},
 		{"block quote and table", "> q\n\nA | B\n--|--\n1 | 2\n\nafter\n", 2, 2},
 		{"indented code", "    code\n\n    more\n\nafter\n", 1, 1},
-		{"reference links are never cut", "[x][r]\n\ntext\n\n[r]: https://r.example\n", 0, 0},
+		{"reference links are cut", "[x][r]\n\ntext\n\n[r]: mailto:r@r.example\n\n[y][r]\n", 1, 1},
+		{"html block fools the scan into an open fence", "<div>\n```\n</div>\n\nPara.\n\n```\n\nstill code\n\nand more\n\n```\n\nTail.\n" + strings.Repeat("\nMore text.\n", 30), 1, 1 << 20},
 		{"sample notes", string(notes), 1, 1 << 20},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cuts := 0
-			for start := nextCut(tc.src, 0, 1); start < len(tc.src); start = nextCut(tc.src, start, 1) {
-				cuts++
-			}
-			if cuts < tc.minCuts || cuts > tc.maxCuts {
+			if cuts := len(chunksOf(t, tc.src, 1)) - 1; cuts < tc.minCuts || cuts > tc.maxCuts {
 				t.Errorf("%d cuts, want %d to %d", cuts, tc.minCuts, tc.maxCuts)
 			}
 			limits := extract.Limits{MaxSectionChars: 20}
-			whole, err := render(context.Background(), tc.src, len(tc.src)+1, limits)
+			whole, err := wholeRender(context.Background(), tc.src, len(tc.src)+1, limits)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cut, err := render(context.Background(), tc.src, 1, limits)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(cut, whole) {
-				t.Errorf("cut:\n%q\nwhole:\n%q", texts(cut), texts(whole))
+			for _, part := range []int{1, 3, len(tc.src)} {
+				cut, err := streamString(context.Background(), tc.src, limits, 1, part)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(cut, whole) {
+					t.Errorf("parts of %d: cut:\n%q\nwhole:\n%q", part, texts(cut), texts(whole))
+				}
 			}
 		})
 	}
+}
+
+// chunksOf returns the chunks the chunker cuts src into.
+func chunksOf(t *testing.T, src string, target int) []string {
+	t.Helper()
+	c := &chunker{src: &stringSource{s: src, part: 5}, target: target, parse: func(b []byte) ast.Node { return parse(b, nil) }}
+	var out []string
+	for {
+		chunk, _, err := c.next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chunk == nil {
+			break
+		}
+		out = append(out, string(chunk))
+	}
+	if strings.Join(out, "") != src {
+		t.Fatalf("the chunks %q do not make up the source", out)
+	}
+	return out
+}
+
+// streamString is ExtractString with chunks of target bytes, read part
+// bytes at a time.
+func streamString(ctx context.Context, src string, limits extract.Limits, target, part int) ([]extract.Unit, error) {
+	units := []extract.Unit{}
+	n, err := stream(ctx, &stringSource{s: src, part: part}, limits, target, func(u extract.Unit) error {
+		units = append(units, u)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n != len(units) {
+		return nil, fmt.Errorf("stream said %d units, emitted %d", n, len(units))
+	}
+	return units, nil
 }
 
 func texts(us []extract.Unit) string {

@@ -1,5 +1,9 @@
 // Package mdtext extracts plain text from Markdown (CommonMark with the
-// GitHub extensions, so tables do not leak pipes). The rendering rules:
+// GitHub extensions, so tables do not leak pipes). It streams: the file
+// is decoded, parsed and rendered a chunk of top-level blocks at a time,
+// and each section goes out as soon as it is complete, so memory is
+// bounded by a few chunks and a section rather than by the file. The
+// rendering rules:
 //
 //   - headings, paragraphs and code blocks keep their text; every heading
 //     starts a new section;
@@ -13,81 +17,147 @@ package mdtext
 
 import (
 	"context"
+	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"golang.org/x/net/html"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
-	"github.com/docpipe/docpipe/pipeline/sniff"
 )
 
 var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
-
-// Extract reads a Markdown file (any encoding sniff recognises) and
-// returns its sections.
-func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	limits = limits.WithDefaults()
-	b, err := sniff.ReadFile(path, limits)
-	if err != nil {
-		return nil, err
-	}
-	return ExtractString(ctx, decode(b), limits)
-}
-
-// decode is plaintext.Decode with one copy of the file instead of two in
-// the common case of valid UTF-8, which decodes to itself.
-func decode(b []byte) string {
-	if enc, _ := sniff.DetectEncoding(b); enc.Name == sniff.EncodingUTF8 && utf8.Valid(b[enc.BOMLen:]) {
-		return plaintext.Clean(string(b[enc.BOMLen:]))
-	}
-	src, _ := plaintext.Decode(b)
-	return src
-}
-
-// ExtractString is Extract over decoded Markdown source.
-func ExtractString(ctx context.Context, src string, limits extract.Limits) ([]extract.Unit, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return render(ctx, src, chunkBytes, limits)
-}
 
 // chunkBytes is the size past which the source is cut at the next block
 // boundary that is safe to cut at, so that goldmark's tree (several times
 // the size of its source) only ever holds one chunk of a large file.
 const chunkBytes = 256 << 10
 
-// render parses the source chunk by chunk and renders the chunks in order
-// into one series of sections. A cut that turns out to fall inside a code
-// fence or a raw HTML block is undone: the rest is parsed whole.
-func render(ctx context.Context, src string, target int, limits extract.Limits) ([]extract.Unit, error) {
-	r := &renderer{ctx: ctx, s: plaintext.NewSplitter("section", limits)}
-	for start := 0; start < len(src); {
-		if r.err = ctx.Err(); r.err != nil {
-			return nil, r.err
+var _ extract.UnitStreamer = Stream
+
+// Stream reads a Markdown file (any encoding sniff recognises) and calls
+// emit with each section as soon as it is complete: the sections Extract
+// returns, in order. It reads the file up to four times: to choose the
+// encoding, to look for link reference definitions, to gather them when
+// there may be some (see gatherRefs), and to render. It returns the
+// number of sections; an error from emit stops it and is returned.
+func Stream(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
+	limits = limits.WithDefaults()
+	t, err := plaintext.OpenText(ctx, path, limits)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = t.Close() }()
+	return stream(ctx, t, limits, chunkBytes, emit)
+}
+
+// Extract reads a Markdown file and returns its sections. It is Stream,
+// keeping the sections.
+func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
+	units := []extract.Unit{}
+	if _, err := Stream(ctx, path, limits, func(u extract.Unit) error {
+		units = append(units, u)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return units, nil
+}
+
+// ExtractString is Extract over decoded Markdown source.
+func ExtractString(ctx context.Context, src string, limits extract.Limits) ([]extract.Unit, error) {
+	units := []extract.Unit{}
+	if _, err := stream(ctx, &stringSource{s: src, part: chunkBytes}, limits, chunkBytes, func(u extract.Unit) error {
+		units = append(units, u)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return units, nil
+}
+
+// stringSource is a source over a string, part bytes at a time.
+type stringSource struct {
+	s    string
+	part int
+	at   int
+}
+
+func (s *stringSource) Next() ([]byte, error) {
+	if s.at >= len(s.s) {
+		return nil, io.EOF
+	}
+	end := min(s.at+s.part, len(s.s))
+	b := []byte(s.s[s.at:end])
+	s.at = end
+	return b, nil
+}
+
+func (s *stringSource) Rewind() error {
+	s.at = 0
+	return nil
+}
+
+// stream renders the Markdown from src, cut into chunks of about target
+// bytes, section by section to emit.
+func stream(ctx context.Context, src source, limits extract.Limits, target int, emit func(extract.Unit) error) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	limits = limits.WithDefaults()
+	var refs refs
+	if may, err := mayDefine(ctx, src); err != nil {
+		return 0, err
+	} else if may {
+		if refs, err = gatherRefs(ctx, src, target); err != nil {
+			return 0, err
 		}
-		end := nextCut(src, start, target)
-		r.src = []byte(src[start:end])
-		doc := md.Parser().Parse(text.NewReader(r.src))
-		if end < len(src) && !closedAtEnd(doc, r.src) {
-			end = len(src)
-			r.src = []byte(src[start:])
-			doc = md.Parser().Parse(text.NewReader(r.src))
+	}
+	if err := src.Rewind(); err != nil {
+		return 0, err
+	}
+	// emit's error stops the parse too, not only the splitter.
+	var emitErr error
+	s := plaintext.NewStreamingSplitter("section", limits, func(u extract.Unit) error {
+		emitErr = emit(u)
+		return emitErr
+	})
+	r := &renderer{ctx: ctx, s: s}
+	c := &chunker{src: src, target: target, parse: func(b []byte) ast.Node { return parse(b, refs) }}
+	for {
+		chunk, doc, err := c.next(ctx)
+		if err != nil {
+			return 0, err
 		}
+		if chunk == nil {
+			break
+		}
+		r.src = chunk
 		r.block(doc)
 		if r.err != nil {
-			return nil, r.err
+			return 0, r.err
 		}
-		start = end
+		if emitErr != nil {
+			return 0, emitErr
+		}
 	}
-	return r.s.Units()
+	return s.Close()
+}
+
+// parse parses a chunk; link references resolve to refs, the document's
+// definitions, when there are any.
+func parse(src []byte, refs refs) ast.Node {
+	var pc parser.Context = parser.NewContext()
+	if refs != nil {
+		pc = &refContext{Context: pc, refs: refs}
+	}
+	return md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 }
 
 type renderer struct {

@@ -1,0 +1,116 @@
+package mdtext
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+
+	"github.com/docpipe/docpipe/pipeline/steperr"
+)
+
+// A link reference definition applies to the whole document: a link may
+// use it before it is defined, in another chunk. So when the text may
+// hold one, a first chunked parse gathers the definitions with goldmark's
+// own parser (which alone knows what is a definition and what is, say, a
+// line of code that looks like one), and every chunk is then parsed with
+// all of them at hand.
+
+// refs are a document's link reference definitions, by their normalised
+// label (util.ToLinkReference, the key goldmark looks them up by).
+type refs map[string]parser.Reference
+
+// maxRefBytes bounds the definitions a document may have, as the bytes of
+// their labels, destinations and titles plus refOverhead each. Past it
+// Stream fails with a TooLargeError rather than hold them: a real
+// document has far fewer, and leaving some out would silently render
+// their links differently from the document's own rendering.
+const (
+	maxRefBytes = 1 << 20
+	refOverhead = 64
+)
+
+// mayDefine reports whether the text has "]:", which every link reference
+// definition has after its label, and rewinds it.
+func mayDefine(ctx context.Context, src source) (bool, error) {
+	if err := src.Rewind(); err != nil {
+		return false, err
+	}
+	last := byte(0) // the previous part's last byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		b, err := src.Next()
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if len(b) == 0 {
+			continue
+		}
+		if last == ']' && b[0] == ':' || bytes.Contains(b, []byte("]:")) {
+			return true, nil
+		}
+		last = b[len(b)-1]
+	}
+}
+
+// gatherRefs parses the text chunk by chunk, as rendering will cut it, and
+// returns its link reference definitions. The chunks come in document
+// order, so keeping the first definition of a label across chunks, as
+// goldmark keeps the first within one, keeps the first in the document,
+// as CommonMark wants. The definitions are copied out of the chunks,
+// which are let go.
+func gatherRefs(ctx context.Context, src source, target int) (refs, error) {
+	if err := src.Rewind(); err != nil {
+		return nil, err
+	}
+	var pc parser.Context
+	c := &chunker{src: src, target: target, parse: func(b []byte) ast.Node {
+		pc = parser.NewContext()
+		return md.Parser().Parse(text.NewReader(b), parser.WithContext(pc))
+	}}
+	all := refs{}
+	size := 0
+	for {
+		chunk, _, err := c.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if chunk == nil {
+			return all, nil
+		}
+		for _, ref := range pc.References() {
+			key := util.ToLinkReference(ref.Label())
+			if _, ok := all[key]; ok {
+				continue
+			}
+			label, dest, title := bytes.Clone(ref.Label()), bytes.Clone(ref.Destination()), bytes.Clone(ref.Title())
+			if size += len(key) + len(label) + len(dest) + len(title) + refOverhead; size > maxRefBytes {
+				return nil, &steperr.TooLargeError{Reason: fmt.Sprintf("Markdown link reference definitions take more than %d bytes", maxRefBytes)}
+			}
+			all[key] = parser.NewReference(label, dest, title)
+		}
+	}
+}
+
+// refContext is a parser context that looks link references up in the
+// whole document's definitions. Those hold every definition of the
+// chunk, first ones first, so the chunk's own are not consulted.
+type refContext struct {
+	parser.Context
+	refs refs
+}
+
+func (c *refContext) Reference(label string) (parser.Reference, bool) {
+	r, ok := c.refs[label]
+	return r, ok
+}
