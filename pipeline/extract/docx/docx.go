@@ -57,8 +57,11 @@ func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract
 // Stream extracts a DOCX file unit by unit: it calls emit with each page or
 // section, in order, as soon as it can tell which the document has. It
 // returns the number of units emitted; an error from emit stops it and is
-// returned. Blocks it must hold until the layout is decided go to a temp
-// file past spillThreshold bytes (see collector).
+// returned. Sections may be emitted while the document is still being
+// parsed, so a document found invalid further on fails after some units
+// were emitted, where Extract returns none. Blocks it must hold until the
+// layout is decided go to a temp file in os.TempDir past spillThreshold
+// bytes (see collector).
 func Stream(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
 	return stream(ctx, path, limits, spillConfig{threshold: spillThreshold}, emit)
 }
