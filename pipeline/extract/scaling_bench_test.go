@@ -51,7 +51,7 @@ func BenchmarkScaling(b *testing.B) {
 				b.Fatal(err)
 			}
 			x := pdftext.NewPureGo()
-			benchFile(b, path, fileMB(b, path), x.Extract)
+			benchFile(b, path, fileMB(b, path), streamed(x.StreamPages))
 		})
 		if pdftext.PopplerAvailable() {
 			b.Run(fmt.Sprintf("pdf-poppler/pages=%d", pages), func(b *testing.B) {
@@ -60,7 +60,7 @@ func BenchmarkScaling(b *testing.B) {
 					b.Fatal(err)
 				}
 				x := pdftext.NewPoppler()
-				benchFile(b, path, fileMB(b, path), x.Extract)
+				benchFile(b, path, fileMB(b, path), streamed(x.StreamPages))
 			})
 		}
 	}
@@ -80,7 +80,7 @@ var flowingFormats = []flowingFormat{
 	{"html-flat", ".html", writeFlatHTML, streamed(htmltext.Stream)},
 	{"html-deep", ".html", writeDeepHTML, streamed(htmltext.Stream)},
 	{"markdown", ".md", writeMarkdown, mdtext.Extract},
-	{"docx", ".docx", writeDOCX, docx.Extract},
+	{"docx", ".docx", writeDOCX, streamed(docx.Stream)},
 }
 
 // streamed reads a streaming format as format_parser does: every unit is

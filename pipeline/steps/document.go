@@ -70,7 +70,7 @@ func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *w
 		return h.parseStreamed(ctx, in, prep, path, pdfSource(x, prep))
 	}
 	if stream := flowingStreamer(prep.Format); stream != nil {
-		return h.parseStreamed(ctx, in, prep, path, streamSource{name: string(prep.Format), stream: stream, unit: "sections"})
+		return h.parseStreamed(ctx, in, prep, path, streamSource{name: string(prep.Format), stream: stream})
 	}
 	units, err := h.extract(ctx, prep, path)
 	if err != nil {

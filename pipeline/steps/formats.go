@@ -31,13 +31,15 @@ func extractFlowing(ctx context.Context, prep prepInfo, path string, limits extr
 }
 
 // flowingStreamer returns the extractor that streams a flowing format
-// section by section, nil for the formats extracted whole.
+// unit by unit, nil for the formats extracted whole.
 func flowingStreamer(f extract.Format) extract.UnitStreamer {
 	switch f {
 	case extract.FormatText:
 		return plaintext.Stream
 	case extract.FormatHTML:
 		return htmltext.Stream
+	case extract.FormatDOCX:
+		return docx.Stream
 	}
 	return nil
 }

@@ -20,7 +20,9 @@ type streamSource struct {
 	// total is the number of units when known before extraction (PDF
 	// pages, counted by segment_prep), else 0.
 	total int
-	unit  string // progress unit: "pages", "sections"
+	// unit is the progress unit ("pages"); "" names it after the first
+	// unit's kind, for a format that may come out as pages or sections.
+	unit string
 }
 
 // pdfSource is a PDF extractor that streams pages.
@@ -44,11 +46,20 @@ func (h *handlers) parseStreamed(ctx context.Context, in pipeline.StepInput, pre
 	lang := newLanguageSample()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.parallelism() * 4) // blob writes wait on I/O, not CPU
-	// One unit is done when its text is stored (or left to OCR).
-	progress := h.Repo.NewProgressRecorder(in.Workflow.WorkflowID, in.Step, src.total, src.unit)
+	// One unit is done when its text is stored (or left to OCR). The
+	// recorder is made at the first unit, which names the unit when the
+	// source does not; emit is never called concurrently.
+	var progress *pipeline.ProgressRecorder
 	n, err := src.stream(gctx, path, limits, func(u extract.Unit) error {
 		if u.Index < 1 || u.Index > limits.MaxPages {
 			return &steperr.TooLargeError{Reason: fmt.Sprintf("%s %d, the limit is %d", u.Kind, u.Index, limits.MaxPages)}
+		}
+		if progress == nil {
+			unit := src.unit
+			if unit == "" {
+				unit = u.Kind + "s"
+			}
+			progress = h.Repo.NewProgressRecorder(in.Workflow.WorkflowID, in.Step, src.total, unit)
 		}
 		if u.Index > len(infos) {
 			infos = append(infos, make([]unitInfo, u.Index-len(infos))...)
@@ -80,7 +91,7 @@ func (h *handlers) parseStreamed(ctx context.Context, in pipeline.StepInput, pre
 		return outcome{}, err
 	}
 	if n != len(infos) {
-		return outcome{}, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("%s returned %d of %d %s", src.name, len(infos), n, src.unit)}
+		return outcome{}, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("%s returned %d of %d units", src.name, len(infos), n)}
 	}
 	if n == 0 {
 		return outcome{}, &steperr.InvalidDocumentError{Reason: "the document contains no text"}
