@@ -159,20 +159,14 @@ func parse(r io.Reader, out *collector) error {
 			break
 		}
 		if err != nil {
-			// Limits and corrupt-entry errors come from the bounded reader
-			// and already say what went wrong.
-			var tooLarge *steperr.TooLargeError
-			var invalid *steperr.InvalidDocumentError
-			if errors.As(err, &tooLarge) || errors.As(err, &invalid) ||
-				errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return err
-			}
-			return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("document body is not valid XML: %v", err)}
+			return xmlError(err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			// start skips subtrees, which reads on: its errors are the
+			// decoder's too.
 			if err := p.start(d, t); err != nil {
-				return err
+				return xmlError(err)
 			}
 		case xml.EndElement:
 			p.end(t)
@@ -186,6 +180,19 @@ func parse(r io.Reader, out *collector) error {
 		}
 	}
 	return out.err
+}
+
+// xmlError classifies an error of the XML decoder. Limits and
+// corrupt-entry errors come from the bounded reader and already say what
+// went wrong; anything else is broken XML.
+func xmlError(err error) error {
+	var tooLarge *steperr.TooLargeError
+	var invalid *steperr.InvalidDocumentError
+	if errors.As(err, &tooLarge) || errors.As(err, &invalid) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("document body is not valid XML: %v", err)}
 }
 
 func (p *parser) top() *para { return p.paras[len(p.paras)-1] }

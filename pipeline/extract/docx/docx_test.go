@@ -179,6 +179,9 @@ func TestExtractBadFiles(t *testing.T) {
 		{"encrypted", func(*testing.T) string { return filepath.Join(samples, "bad/encrypted.docx") }, extract.Limits{}, steperr.NamePasswordProtected, "encrypted"},
 		{"spreadsheet", func(*testing.T) string { return filepath.Join(samples, "bad/spreadsheet.xlsx") }, extract.Limits{}, steperr.NameUnsupportedFormat, "XLSX"},
 		{"broken xml", func(t *testing.T) string { return docxFile(t, "<w:p><w:r><w:t>unclosed") }, extract.Limits{}, steperr.NameInvalidDocument, "not valid XML"},
+		{"broken xml in a skipped fallback", func(t *testing.T) string {
+			return docxFile(t, `<w:p><mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"><mc:Fallback><w:r><w:t>unclosed`)
+		}, extract.Limits{}, steperr.NameInvalidDocument, "not valid XML"},
 		{"too many pages", func(t *testing.T) string { return docxFile(t, p("a")+pageBreak+p("b")+pageBreak+p("c")) }, extract.Limits{MaxPages: 2}, steperr.NameTooLarge, "3 pages"},
 	}
 	for _, tc := range tests {

@@ -85,7 +85,7 @@ func oracleParse(r io.Reader) ([]oracleBlock, bool, error) {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if err := p.start(d, t); err != nil {
-				return nil, false, err
+				return nil, false, xmlError(err) // as Stream classifies it
 			}
 		case xml.EndElement:
 			p.end(t)
