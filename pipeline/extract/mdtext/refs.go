@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
@@ -20,6 +22,16 @@ import (
 // own parser (which alone knows what is a definition and what is, say, a
 // line of code that looks like one), and every chunk is then parsed with
 // all of them at hand.
+
+// mdBlocks is md without CommonMark's inline parsers, for the gathering
+// parse: definitions, and the fences and HTML blocks the chunker checks
+// its cuts against, are block structure, which CommonMark settles before
+// any inline content, so they come out as md finds them, faster.
+var mdBlocks = goldmark.New(
+	goldmark.WithParser(parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
+	goldmark.WithExtensions(extension.GFM))
 
 // refs are a document's link reference definitions, by their normalised
 // label (util.ToLinkReference, the key goldmark looks them up by).
@@ -76,7 +88,7 @@ func gatherRefs(ctx context.Context, src source, target int) (refs, error) {
 	var pc parser.Context
 	c := &chunker{src: src, target: target, parse: func(b []byte) ast.Node {
 		pc = parser.NewContext()
-		return md.Parser().Parse(text.NewReader(b), parser.WithContext(pc))
+		return mdBlocks.Parser().Parse(text.NewReader(b), parser.WithContext(pc))
 	}}
 	all := refs{}
 	size := 0
