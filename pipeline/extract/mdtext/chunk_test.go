@@ -111,3 +111,25 @@ func texts(us []extract.Unit) string {
 	}
 	return sb.String()
 }
+
+// A cut that goldmark shows inside a block the scan missed moves past the
+// block, and the chunks after it are small again: the rest of the file
+// is not parsed whole.
+func TestChunksResumeAfterAMisreadBlock(t *testing.T) {
+	t.Parallel()
+	fooled := "<div>\n```\n</div>\n\nPara.\n\n```\n\n" + strings.Repeat("still code\n\n", 40) + "```\n\n"
+	src := strings.Repeat("Before.\n\n", 20) + fooled + strings.Repeat("After.\n\n", 200)
+	chunks := chunksOf(t, src, 32)
+	var long int
+	for i, c := range chunks {
+		if strings.Contains(c, "still code") && !strings.Contains(c, "<div>") {
+			t.Fatalf("chunk %d starts inside the fence: %q", i, c)
+		}
+		if len(c) > 64 {
+			long++
+		}
+	}
+	if long > 1 || len(chunks) < 50 {
+		t.Fatalf("%d chunks, %d of them long: %q", len(chunks), long, chunks)
+	}
+}

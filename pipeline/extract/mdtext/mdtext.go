@@ -43,10 +43,15 @@ var _ extract.UnitStreamer = Stream
 
 // Stream reads a Markdown file (any encoding sniff recognises) and calls
 // emit with each section as soon as it is complete: the sections Extract
-// returns, in order. It reads the file up to four times: to choose the
-// encoding, to look for link reference definitions, to gather them when
-// there may be some (see gatherRefs), and to render. It returns the
-// number of sections; an error from emit stops it and is returned.
+// returns, in order, exactly those that parsing the whole file gives. It
+// holds a few chunks of the text, goldmark's tree of one, a section and
+// the document's link reference definitions; only a single block longer
+// than a chunk (a huge fence, say) is held whole. It reads the file up to
+// four times: to choose the encoding, to look for "]:", to gather the
+// link reference definitions when there may be some (see gatherRefs;
+// past maxRefBytes of them it fails with a TooLargeError), and to render.
+// It returns the number of sections; an error from emit stops it and is
+// returned.
 func Stream(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
 	limits = limits.WithDefaults()
 	t, err := plaintext.OpenText(ctx, path, limits)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,5 +302,3 @@ func mustOpen(t *testing.T, path string) *plaintext.TextReader {
 	t.Cleanup(func() { _ = r.Close() })
 	return r
 }
-
-var _ io.Reader = (*plaintext.TextReader)(nil)
