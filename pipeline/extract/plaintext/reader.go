@@ -32,6 +32,8 @@ type TextReader struct {
 	atEOF bool
 }
 
+var _ io.Reader = (*TextReader)(nil)
+
 // OpenText opens a text file after sniff.OpenFile's checks and chooses its
 // encoding as sniff.DetectEncoding would over all of it, reading it once
 // (a byte-order mark or UTF-16's NUL pattern decides at once). The text
