@@ -23,15 +23,17 @@ import (
 // line of code that looks like one), and every chunk is then parsed with
 // all of them at hand.
 
-// mdBlocks is md without CommonMark's inline parsers, for the gathering
-// parse: definitions, and the fences and HTML blocks the chunker checks
-// its cuts against, are block structure, which CommonMark settles before
-// any inline content, so they come out as md finds them, faster.
+// mdBlocks is md without its inline parsers, for the gathering parse:
+// definitions, and the fences and HTML blocks the chunker checks its cuts
+// against, are block structure, which CommonMark settles before any
+// inline content, so they come out as md finds them, faster. Of the GFM
+// extensions only tables are block structure (a table is made from a
+// paragraph, as a definition is).
 var mdBlocks = goldmark.New(
 	goldmark.WithParser(parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
-	goldmark.WithExtensions(extension.GFM))
+	goldmark.WithExtensions(extension.Table))
 
 // refs are a document's link reference definitions, by their normalised
 // label (util.ToLinkReference, the key goldmark looks them up by).
