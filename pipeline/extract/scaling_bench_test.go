@@ -79,7 +79,7 @@ var flowingFormats = []flowingFormat{
 	{"text-one-line", ".txt", writeOneLine, streamed(plaintext.Stream)},
 	{"html-flat", ".html", writeFlatHTML, streamed(htmltext.Stream)},
 	{"html-deep", ".html", writeDeepHTML, streamed(htmltext.Stream)},
-	{"markdown", ".md", writeMarkdown, mdtext.Extract},
+	{"markdown", ".md", writeMarkdown, streamed(mdtext.Stream)},
 	{"docx", ".docx", writeDOCX, streamed(docx.Stream)},
 }
 

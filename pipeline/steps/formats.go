@@ -40,6 +40,8 @@ func flowingStreamer(f extract.Format) extract.UnitStreamer {
 		return htmltext.Stream
 	case extract.FormatDOCX:
 		return docx.Stream
+	case extract.FormatMarkdown:
+		return mdtext.Stream
 	}
 	return nil
 }

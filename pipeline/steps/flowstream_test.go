@@ -3,6 +3,7 @@ package steps_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,11 +16,12 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/docx"
+	"github.com/docpipe/docpipe/pipeline/extract/mdtext"
 	"github.com/docpipe/docpipe/pipeline/steps"
 )
 
 // writeDOCX writes a minimal DOCX whose body is the given WordprocessingML.
-func writeDOCX(t *testing.T, path, body string) []byte {
+func writeDOCX(t *testing.T, path, body string) {
 	t.Helper()
 	var buf bytes.Buffer
 	z := zip.NewWriter(&buf)
@@ -42,17 +44,12 @@ func writeDOCX(t *testing.T, path, body string) []byte {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
 }
 
 // A DOCX with page breaks goes through format_parser's streamed path as
-// pages: progress and message count pages, and each page's blob is the
-// page docx.Extract returns.
+// pages.
 func TestFormatParserStreamsDOCXPages(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	dir := t.TempDir()
-	repo, store, ig := newLocalProject(t, dir)
 	var body strings.Builder
 	for page := 1; page <= 3; page++ {
 		if page > 1 {
@@ -63,26 +60,55 @@ func TestFormatParserStreamsDOCXPages(t *testing.T) {
 			fmt.Fprintf(&body, `<w:p><w:r><w:t>Paragraph %d of chapter %d: the committee reviewed the budget of the new building.</w:t></w:r></w:p>`, i, page)
 		}
 	}
-	path := filepath.Join(dir, "report.docx")
-	raw := writeDOCX(t, path, body.String())
-	want, err := docx.Extract(ctx, path, extract.Limits{})
+	path := filepath.Join(t.TempDir(), "report.docx")
+	writeDOCX(t, path, body.String())
+	checkStreamedParse(t, path, extract.Limits{}, docx.Extract, "page")
+}
+
+// Markdown goes through format_parser's streamed path as sections.
+func TestFormatParserStreamsMarkdown(t *testing.T) {
+	t.Parallel()
+	var md strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&md, "## Part %d\n\nThe committee reviewed the [budget][b] of the new building, part %d.\n\n- one item\n- another item\n\n", i, i)
+	}
+	md.WriteString("[b]: https://example.com/budget\n")
+	path := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(path, []byte(md.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkStreamedParse(t, path, extract.Limits{MaxSectionChars: 400}, mdtext.Extract, "section")
+}
+
+// checkStreamedParse runs segment_prep and format_parser on the file at
+// path and checks that the units were stored as they came (the second
+// unit's write is held until the first is seen stored, while the total is
+// not known yet), and that the stored units are those extract returns, of
+// the given kind.
+func checkStreamedParse(t *testing.T, path string, limits extract.Limits, extractWhole func(context.Context, string, extract.Limits) ([]extract.Unit, error), kind string) {
+	t.Helper()
+	ctx := t.Context()
+	repo, store, ig := newLocalProject(t, t.TempDir())
+	want, err := extractWhole(ctx, path, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != 3 || want[0].Kind != "page" {
-		t.Fatalf("docx.Extract gave %d units of kind %q: the test needs 3 pages", len(want), want[0].Kind)
+	if len(want) < 3 || want[0].Kind != kind {
+		t.Fatalf("the whole extraction gave %d units of kind %q: the test needs 3 or more of kind %q", len(want), want[0].Kind, kind)
 	}
-
-	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "report.docx", FileURI: "upload:report.docx", Body: bytes.NewReader(raw)})
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Base(path)
+	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: name, FileURI: "upload:" + name, Body: bytes.NewReader(raw)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := reg.Ref()
-	// Page 2's write waits until page 1 is seen stored: the pages are
-	// stored as they come, not after the whole document.
 	held := &heldBlobs{Store: store, key: pipeline.SegmentTextBlobKey(ref, 2), release: make(chan struct{})}
 	handlers := pipeline.NewRegistry()
-	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: held, TempDir: t.TempDir(), Parallelism: 1})
+	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: held, TempDir: t.TempDir(), Parallelism: 1, Limits: limits})
 	invoke := func(step string) (pipeline.StepOutput, error) {
 		payload, _ := json.Marshal(pipeline.StepInput{Step: step, Workflow: ref})
 		res, err := handlers.Invoke(ctx, payload)
@@ -112,9 +138,9 @@ func TestFormatParserStreamsDOCXPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		if p := prog.Steps[pipeline.StepFormatParser].Progress; p != nil {
-			// Streamed, the number of pages is not known yet.
-			if p.Done != 1 || p.Total != 0 || p.Unit != "pages" {
-				t.Errorf("progress midway %+v, want 1 page of a total not known yet", p)
+			// Streamed, the number of units is not known yet.
+			if p.Done != 1 || p.Total != 0 || p.Unit != kind+"s" {
+				t.Errorf("progress midway %+v, want 1 %s of a total not known yet", p, kind)
 			}
 			break
 		}
@@ -123,15 +149,16 @@ func TestFormatParserStreamsDOCXPages(t *testing.T) {
 	if err := <-parsed; err != nil {
 		t.Fatal(err)
 	}
-	if out.Message != "3 pages" {
-		t.Errorf("message %q, want 3 pages", out.Message)
+	n := len(want)
+	if msg := fmt.Sprintf("%d %ss", n, kind); out.Message != msg {
+		t.Errorf("message %q, want %q", out.Message, msg)
 	}
 	prog, err := repo.GetProgress(ctx, reg.Workflow.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := prog.Steps[pipeline.StepFormatParser].Progress; p == nil || p.Done != 3 || p.Total != 3 || p.Unit != "pages" {
-		t.Errorf("progress %+v, want 3/3 pages", p)
+	if p := prog.Steps[pipeline.StepFormatParser].Progress; p == nil || p.Done != n || p.Total != n || p.Unit != kind+"s" {
+		t.Errorf("progress %+v, want %d/%d %ss", p, n, n, kind)
 	}
 	for i, u := range want {
 		got, err := blob.GetBytes(ctx, store, pipeline.SegmentTextBlobKey(ref, i+1), 0)
@@ -139,7 +166,7 @@ func TestFormatParserStreamsDOCXPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(got) != u.Text {
-			t.Errorf("page %d = %q, want %q", i+1, got, u.Text)
+			t.Errorf("%s %d = %q, want %q", kind, i+1, got, u.Text)
 		}
 	}
 }
