@@ -47,8 +47,8 @@ const maxTreeDepth = 64
 func (g *PureGo) Pages(ctx context.Context, path string) (int, error) {
 	var n int
 	err := g.withDocument(ctx, path, nil, func(ctx context.Context, r *pdf.Reader, _ func(extract.Unit) error) error {
-		pages, err := pageList(ctx, r, extract.DefaultLimits.MaxPages)
-		n = len(pages)
+		var err error
+		n, err = walkPages(ctx, r, extract.DefaultLimits.MaxPages, func(pdf.Value, int) error { return nil })
 		return err
 	})
 	return n, err
@@ -70,20 +70,22 @@ func (g *PureGo) Extract(ctx context.Context, path string, limits extract.Limits
 var _ extract.PageStreamer = (*PureGo)(nil)
 
 // StreamPages emits the pages in order, each as soon as it is extracted,
-// so a document's text is never held whole: memory is the library's view
-// of the file (read through the file, except for an encrypted PDF, which
-// is decrypted into memory) and one page.
+// while it walks the page tree: memory is the walk's path through the tree
+// and one page, whatever the number of pages (and an encrypted PDF,
+// which is decrypted into memory). A page tree found broken, or longer
+// than limits.MaxPages, fails after the pages before the fault were
+// emitted.
 func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
 	limits = limits.WithDefaults()
-	var n int
-	err := g.withDocument(ctx, path, emit, func(ctx context.Context, r *pdf.Reader, send func(extract.Unit) error) error {
-		pages, err := pageList(ctx, r, limits.MaxPages)
-		if err != nil {
-			return err
-		}
+	n := 0 // counted here, on the caller's goroutine, as pages are emitted
+	counted := func(u extract.Unit) error {
+		n++
+		return emit(u)
+	}
+	err := g.withDocument(ctx, path, counted, func(ctx context.Context, r *pdf.Reader, send func(extract.Unit) error) error {
 		in := &interpreter{fonts: newFontCache()}
 		failed := 0
-		for i, page := range pages {
+		pages, err := walkPages(ctx, r, limits.MaxPages, func(page pdf.Value, number int) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -93,14 +95,14 @@ func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Li
 				// rather than sinking the document.
 				failed++
 			}
-			if err := send(pageUnit(i+1, text)); err != nil {
-				return err
-			}
+			return send(pageUnit(number, text))
+		})
+		if err != nil {
+			return err
 		}
-		if failed == len(pages) {
+		if failed == pages {
 			return &steperr.InvalidDocumentError{Reason: "no page of the PDF could be read"}
 		}
-		n = len(pages)
 		return nil
 	})
 	return n, err
@@ -214,19 +216,20 @@ func openReader(ctx context.Context, f *os.File, size int64) (*pdf.Reader, error
 	return r, nil
 }
 
-// pageList walks the page tree once, depth-first, and returns the leaves in
-// order. Nodes seen before (a cycle, or a node listed twice) are skipped;
-// depth and page count are bounded.
-func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, error) {
+// walkPages walks the page tree once, depth-first, calls visit with each
+// leaf and its 1-based number, in order, and returns how many there were. Nodes seen before (a
+// cycle, or a node listed twice) are skipped; depth and page count are
+// bounded. Only the path from the root is held, not the pages visited.
+func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page pdf.Value, number int) error) (int, error) {
 	root := r.Trailer().Key("Root").Key("Pages")
 	if root.Kind() != pdf.Dict {
-		return nil, &steperr.InvalidDocumentError{Reason: "PDF has no page tree"}
+		return 0, &steperr.InvalidDocumentError{Reason: "PDF has no page tree"}
 	}
 	// Without object identities a cycle is still bounded: a tree never
 	// holds more nodes than the file has objects.
 	budget := int(r.Trailer().Key("Size").Int64()) + 1
 	seen := map[uint64]bool{}
-	var pages []pdf.Value
+	pages := 0
 	var walk func(node pdf.Value, depth int) error
 	walk = func(node pdf.Value, depth int) error {
 		if depth > maxTreeDepth {
@@ -243,7 +246,7 @@ func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, er
 		}
 		kids := node.Key("Kids")
 		if node.Key("Type").Name() == "Pages" || kids.Kind() == pdf.Array {
-			if len(pages)%256 == 0 {
+			if pages%256 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -259,17 +262,17 @@ func pageList(ctx context.Context, r *pdf.Reader, maxPages int) ([]pdf.Value, er
 			}
 			return nil
 		}
-		if len(pages) >= maxPages {
+		if pages >= maxPages {
 			return &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has more than %d pages", maxPages)}
 		}
-		pages = append(pages, node)
-		return nil
+		pages++
+		return visit(node, pages)
 	}
 	if err := walk(root, 0); err != nil {
-		return nil, err
+		return pages, err
 	}
-	if len(pages) == 0 {
-		return nil, &steperr.InvalidDocumentError{Reason: "PDF has no pages"}
+	if pages == 0 {
+		return 0, &steperr.InvalidDocumentError{Reason: "PDF has no pages"}
 	}
 	return pages, nil
 }
