@@ -151,6 +151,8 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if err != nil {
 			return nil, err
 		}
+		// The flushes below make durable what this invocation wrote.
+		ctx = blob.WithWriteMark(ctx)
 		step := in.Step
 		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
 		if err != nil {
@@ -238,6 +240,8 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 		if err != nil {
 			return nil, err
 		}
+		// The flushes below make durable what this invocation wrote.
+		ctx = blob.WithWriteMark(ctx)
 		step := in.Step
 		if in.Batch == nil {
 			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("step %q needs a batch", step)}
@@ -296,13 +300,9 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 			Error: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped),
 		})
 	}
-	if len(changes) > 0 {
-		// The segment stages' blobs are durable before they are recorded
-		// complete.
-		if err := h.flushBlobs(ctx); err != nil {
-			return err
-		}
-	}
+	// No flush: each segment's blobs were made durable before its outcome
+	// was recorded (finishSegments), so the stage's blobs are durable
+	// before it is recorded complete.
 	if err := h.Repo.TransitionSteps(ctx, ref, append(changes, also...)); err != nil {
 		what := "close segment stages"
 		if len(also) > 0 {

@@ -6,7 +6,10 @@
 // are in the page cache and survive a crash of the process (even SIGKILL),
 // and only a power cut or a kernel crash can lose them. Flush (blob.Syncer)
 // makes every object Put before the call durable with one syncfs(2) of the
-// store's filesystem, shared by the callers that flush at the same time.
+// store's filesystem, shared by the callers that flush at the same time;
+// under a write mark (blob.WithWriteMark) it covers the objects Put under
+// that mark, so a step that wrote nothing, or whose writes a sync begun
+// for another step covered, does not sync again.
 // The step runtime flushes once before it records a step completed, so "a
 // step recorded completed ⇒ its blobs are durable" holds as it did when
 // every Put synced its file and directory, at a fraction of the syncs: a
@@ -112,15 +115,19 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) error {
 		return fmt.Errorf("dirblob: put %s: %w", key, err)
 	}
 	committed = true
-	s.written.Add(1)
+	blob.NoteWrite(ctx, s.written.Add(1))
 	return nil
 }
 
-// Flush makes every object Put before the call durable. Callers flushing at
-// the same time share one sync; a Flush with nothing new to sync returns at
-// once.
+// Flush makes every object Put before the call durable; under a write
+// mark (blob.WithWriteMark), every object Put under that mark. Callers
+// flushing at the same time share one sync; a Flush with nothing new to
+// sync returns at once.
 func (s *Store) Flush(ctx context.Context) error {
 	target := s.written.Load()
+	if seq, marked := blob.WrittenUnder(ctx); marked {
+		target = seq
+	}
 	if s.synced.Load() >= target {
 		return nil
 	}

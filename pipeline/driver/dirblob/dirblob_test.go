@@ -231,3 +231,48 @@ func TestConcurrentFlushesShareSyncs(t *testing.T) {
 		t.Fatalf("Flush after every writer flushed synced again (err %v)", err)
 	}
 }
+
+// Under a write mark, Flush covers what was Put under that mark: nothing
+// to sync when nothing was written under it, or when a sync since covered
+// it; a Put under another mark, or under none, does not make it sync.
+func TestFlushUnderWriteMark(t *testing.T) {
+	t.Parallel()
+	s, err := dirblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syncs atomic.Int64
+	dirblob.SetSyncHook(s, func(string) error { syncs.Add(1); return nil })
+	ctx := context.Background()
+	idle, busy, other := blob.WithWriteMark(ctx), blob.WithWriteMark(ctx), blob.WithWriteMark(ctx)
+
+	if err := blob.PutBytes(other, s, "other/1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(idle); err != nil || syncs.Load() != 0 {
+		t.Fatalf("Flush under a mark nothing was written under: err %v, %d syncs, want none", err, syncs.Load())
+	}
+	if err := blob.PutBytes(busy, s, "busy/1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.PutBytes(other, s, "other/2", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(busy); err != nil || syncs.Load() != 1 {
+		t.Fatalf("Flush after a Put under its mark: err %v, %d syncs, want 1", err, syncs.Load())
+	}
+	// That sync covered other's writes too.
+	if err := s.Flush(other); err != nil || syncs.Load() != 1 {
+		t.Fatalf("Flush of writes a sync covered: err %v, %d syncs, want still 1", err, syncs.Load())
+	}
+	if err := blob.PutBytes(ctx, s, "unmarked", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(busy); err != nil || syncs.Load() != 1 {
+		t.Fatalf("Flush under a mark after someone else's Put: err %v, %d syncs, want still 1", err, syncs.Load())
+	}
+	// Without a mark, Flush covers every Put.
+	if err := s.Flush(ctx); err != nil || syncs.Load() != 2 {
+		t.Fatalf("Flush without a mark after an unsynced Put: err %v, %d syncs, want 2", err, syncs.Load())
+	}
+}
