@@ -1,6 +1,9 @@
 package extract
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // PageStreamer is a PDFExtractor that hands each page over as soon as it
 // is extracted, so that the caller's work on early pages (writing them,
@@ -21,3 +24,23 @@ type PageStreamer interface {
 // PageStreamer.StreamPages has this shape, with pages that may arrive out
 // of order.
 type UnitStreamer func(ctx context.Context, path string, limits Limits, emit func(Unit) error) (int, error)
+
+// Collect is Extract for a format that streams: it runs stream over path
+// and returns the units by their Index (pages that arrive out of order
+// take their place).
+func Collect(ctx context.Context, stream UnitStreamer, path string, limits Limits) ([]Unit, error) {
+	units := []Unit{}
+	if _, err := stream(ctx, path, limits, func(u Unit) error {
+		if u.Index < 1 {
+			return fmt.Errorf("extract: unit %d: indexes start at 1", u.Index)
+		}
+		if u.Index > len(units) {
+			units = append(units, make([]Unit, u.Index-len(units))...)
+		}
+		units[u.Index-1] = u
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return units, nil
+}

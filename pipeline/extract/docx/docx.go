@@ -44,14 +44,7 @@ var _ extract.UnitStreamer = Stream
 // Extract returns the text of a DOCX file as pages or sections. It is
 // Stream, keeping the units.
 func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	units := []extract.Unit{}
-	if _, err := Stream(ctx, path, limits, func(u extract.Unit) error {
-		units = append(units, u)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return units, nil
+	return extract.Collect(ctx, Stream, path, limits)
 }
 
 // Stream extracts a DOCX file unit by unit: it calls emit with each page or

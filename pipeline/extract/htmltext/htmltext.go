@@ -42,14 +42,7 @@ const streamFrom = 4 << 20
 
 // Extract reads an HTML file and returns its sections.
 func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	units := []extract.Unit{}
-	if _, err := Stream(ctx, path, limits, func(u extract.Unit) error {
-		units = append(units, u)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return units, nil
+	return extract.Collect(ctx, Stream, path, limits)
 }
 
 // ExtractBytes is Extract over a document in memory.

@@ -65,14 +65,7 @@ func Stream(ctx context.Context, path string, limits extract.Limits, emit func(e
 // Extract reads a Markdown file and returns its sections. It is Stream,
 // keeping the sections.
 func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	units := []extract.Unit{}
-	if _, err := Stream(ctx, path, limits, func(u extract.Unit) error {
-		units = append(units, u)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return units, nil
+	return extract.Collect(ctx, Stream, path, limits)
 }
 
 // ExtractString is Extract over decoded Markdown source.

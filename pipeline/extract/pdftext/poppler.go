@@ -119,19 +119,7 @@ func (p *Poppler) pages(ctx context.Context, path string) (int, error) {
 
 // Extract returns one unit per page.
 func (p *Poppler) Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	var out []extract.Unit
-	_, err := p.StreamPages(ctx, path, limits, func(u extract.Unit) error {
-		// Ranges run in parallel: pages arrive in any order.
-		if u.Index > len(out) {
-			out = append(out, make([]extract.Unit, u.Index-len(out))...)
-		}
-		out[u.Index-1] = u
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return extract.Collect(ctx, p.StreamPages, path, limits) // ranges run in parallel: pages arrive in any order
 }
 
 // StreamPages runs one pdftotext per page range, the ranges in parallel,

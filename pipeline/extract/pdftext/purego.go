@@ -56,15 +56,7 @@ func (g *PureGo) Pages(ctx context.Context, path string) (int, error) {
 
 // Extract returns one unit per page.
 func (g *PureGo) Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	var out []extract.Unit
-	_, err := g.StreamPages(ctx, path, limits, func(u extract.Unit) error {
-		out = append(out, u)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return extract.Collect(ctx, g.StreamPages, path, limits)
 }
 
 var _ extract.PageStreamer = (*PureGo)(nil)

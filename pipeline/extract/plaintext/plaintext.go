@@ -14,14 +14,7 @@ import (
 // limits.MaxSectionChars, split at paragraph boundaries. A file of only
 // whitespace gives no units. It is Stream, keeping the sections.
 func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract.Unit, error) {
-	units := []extract.Unit{}
-	if _, err := Stream(ctx, path, limits, func(u extract.Unit) error {
-		units = append(units, u)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return units, nil
+	return extract.Collect(ctx, Stream, path, limits)
 }
 
 // Split cuts decoded text into sections at paragraph boundaries: blank
