@@ -89,21 +89,13 @@ func TestStreamMemoryIsBounded(t *testing.T) {
 			if err := os.Mkdir(spillDir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			probe := extracttest.StartHeapProbe()
-			var chars int
-			var kind string
-			n, err := stream(context.Background(), path, extract.Limits{}, spillConfig{dir: spillDir, threshold: spillThreshold}, func(u extract.Unit) error {
-				chars += len(u.Text)
-				kind = u.Kind
-				if u.Index%32 == 0 {
-					probe.Sample()
-				}
-				return nil
+			st, err := extracttest.MeasureStream(func(emit func(extract.Unit) error) (int, error) {
+				return stream(context.Background(), path, extract.Limits{}, spillConfig{dir: spillDir, threshold: spillThreshold}, emit)
 			})
-			grew := probe.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
+			n, chars, kind, grew := st.Units, st.Chars, st.Kind, st.HeapGrowth
 			if want := map[string]string{withBreaks: "page", withoutBreaks: "section"}[layout]; kind != want {
 				t.Fatalf("units are %ss, want %ss", kind, want)
 			}

@@ -2,7 +2,6 @@ package mdtext
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 )
 
 // TestChunkedRenderMatchesWhole cuts every source at every place the scan
@@ -90,18 +90,9 @@ func chunksOf(t *testing.T, src string, target int) []string {
 // streamString is ExtractString with chunks of target bytes, read part
 // bytes at a time.
 func streamString(ctx context.Context, src string, limits extract.Limits, target, part int) ([]extract.Unit, error) {
-	units := []extract.Unit{}
-	n, err := stream(ctx, &stringSource{s: src, part: part}, limits, target, func(u extract.Unit) error {
-		units = append(units, u)
-		return nil
+	return extracttest.Gather(func(emit func(extract.Unit) error) (int, error) {
+		return stream(ctx, &stringSource{s: src, part: part}, limits, target, emit)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if n != len(units) {
-		return nil, fmt.Errorf("stream said %d units, emitted %d", n, len(units))
-	}
-	return units, nil
 }
 
 func texts(us []extract.Unit) string {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -51,39 +52,9 @@ func streamFile(ctx context.Context, path string, limits extract.Limits, target,
 		return nil, err
 	}
 	defer func() { _ = t.Close() }()
-	units := []extract.Unit{}
-	n, err := stream(ctx, &dribble{src: t, n: part}, limits, target, func(u extract.Unit) error {
-		units = append(units, u)
-		return nil
+	return extracttest.Gather(func(emit func(extract.Unit) error) (int, error) {
+		return stream(ctx, &dribble{src: t, n: part}, limits, target, emit)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if n != len(units) {
-		return nil, fmt.Errorf("stream said %d units, emitted %d", n, len(units))
-	}
-	return units, nil
-}
-
-func diffUnits(got, want []extract.Unit) string {
-	for i := range min(len(got), len(want)) {
-		if got[i] != want[i] {
-			return fmt.Sprintf("unit %d = %+v\nwant      %+v", i+1, got[i], want[i])
-		}
-	}
-	if len(got) != len(want) {
-		return fmt.Sprintf("%d units, want %d", len(got), len(want))
-	}
-	return ""
-}
-
-func writeTemp(t testing.TB, name string, b []byte) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func utf16LE(s string) []byte {
@@ -185,7 +156,7 @@ func TestStreamMatchesWholeFile(t *testing.T) {
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
 			t.Parallel()
-			path := writeTemp(t, "in.md", in.b)
+			path := extracttest.WriteTemp(t, "in.md", in.b)
 			for _, limits := range limitSets {
 				want, wantErr := wholeExtract(context.Background(), path, limits)
 				for _, target := range chunkTargets {
@@ -194,7 +165,7 @@ func TestStreamMatchesWholeFile(t *testing.T) {
 						if fmt.Sprint(err) != fmt.Sprint(wantErr) || steperr.Name(err) != steperr.Name(wantErr) {
 							t.Fatalf("target %d, part %d: err = %v, want %v", target, part, err, wantErr)
 						}
-						if d := diffUnits(got, want); d != "" {
+						if d := extracttest.DiffUnits(got, want); d != "" {
 							t.Fatalf("target %d, part %d, limits %+v: %s", target, part, limits, d)
 						}
 					}
@@ -203,7 +174,7 @@ func TestStreamMatchesWholeFile(t *testing.T) {
 				if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 					t.Fatalf("Extract: err = %v, want %v", err, wantErr)
 				}
-				if d := diffUnits(got, want); d != "" {
+				if d := extracttest.DiffUnits(got, want); d != "" {
 					t.Fatalf("Extract, limits %+v: %s", limits, d)
 				}
 			}
@@ -251,7 +222,7 @@ func TestReferencesBounded(t *testing.T) {
 
 func TestStreamCancelled(t *testing.T) {
 	t.Parallel()
-	path := writeTemp(t, "in.md", []byte(mixedMarkdown(64)))
+	path := extracttest.WriteTemp(t, "in.md", []byte(mixedMarkdown(64)))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Stream(ctx, path, extract.Limits{}, func(extract.Unit) error { return nil }); !errors.Is(err, context.Canceled) {
@@ -276,7 +247,7 @@ func TestStreamCancelled(t *testing.T) {
 
 func TestStreamEmitErrorStops(t *testing.T) {
 	t.Parallel()
-	path := writeTemp(t, "in.md", []byte(mixedMarkdown(64)))
+	path := extracttest.WriteTemp(t, "in.md", []byte(mixedMarkdown(64)))
 	stop := errors.New("stop")
 	for _, target := range []int{1, 64, chunkBytes} {
 		units := 0

@@ -57,19 +57,13 @@ func TestStreamMemoryIsBounded(t *testing.T) {
 			if err := writeText(path, size, layout); err != nil {
 				t.Fatal(err)
 			}
-			probe := extracttest.StartHeapProbe()
-			var chars int
-			n, err := Stream(context.Background(), path, extract.Limits{}, func(u extract.Unit) error {
-				chars += len(u.Text)
-				if u.Index%32 == 0 {
-					probe.Sample()
-				}
-				return nil
+			st, err := extracttest.MeasureStream(func(emit func(extract.Unit) error) (int, error) {
+				return Stream(context.Background(), path, extract.Limits{}, emit)
 			})
-			grew := probe.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
+			n, chars, grew := st.Units, st.Chars, st.HeapGrowth
 			if n < size/extract.DefaultLimits.MaxSectionChars || chars < size*9/10 {
 				t.Fatalf("%d sections, %d bytes of text from %d", n, chars, size)
 			}

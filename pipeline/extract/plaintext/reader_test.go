@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 )
 
 // TextReader gives what Decode gives for the whole file, read with Next or
@@ -28,7 +29,7 @@ func TestTextReaderMatchesDecode(t *testing.T) {
 	for name, b := range inputs {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path := writeTemp(t, "in.txt", b)
+			path := extracttest.WriteTemp(t, "in.txt", b)
 			want, enc := Decode(b)
 			for _, chunk := range chunks {
 				r, err := openText(context.Background(), path, extract.Limits{}, chunk)

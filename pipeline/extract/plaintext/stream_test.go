@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 	"github.com/docpipe/docpipe/pipeline/sniff"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -108,18 +109,9 @@ func wholeCut(text string, max int) []string {
 
 // streamAll runs stream with a chunk size and collects its units.
 func streamAll(ctx context.Context, path string, limits extract.Limits, chunk int) ([]extract.Unit, error) {
-	units := []extract.Unit{}
-	n, err := stream(ctx, path, limits, chunk, func(u extract.Unit) error {
-		units = append(units, u)
-		return nil
+	return extracttest.Gather(func(emit func(extract.Unit) error) (int, error) {
+		return stream(ctx, path, limits, chunk, emit)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if n != len(units) {
-		return nil, fmt.Errorf("stream said %d units, emitted %d", n, len(units))
-	}
-	return units, nil
 }
 
 // sameAsWhole fails t unless stream, at every chunk size given, gives what
@@ -132,31 +124,10 @@ func sameAsWhole(t *testing.T, path string, limits extract.Limits, chunks ...int
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) || steperr.Name(err) != steperr.Name(wantErr) {
 			t.Fatalf("chunk %d: err = %v, want %v", chunk, err, wantErr)
 		}
-		if d := diffUnits(got, want); d != "" {
+		if d := extracttest.DiffUnits(got, want); d != "" {
 			t.Fatalf("chunk %d, limits %+v: %s", chunk, limits, d)
 		}
 	}
-}
-
-func diffUnits(got, want []extract.Unit) string {
-	for i := range min(len(got), len(want)) {
-		if got[i] != want[i] {
-			return fmt.Sprintf("unit %d = %+v\nwant      %+v", i+1, got[i], want[i])
-		}
-	}
-	if len(got) != len(want) {
-		return fmt.Sprintf("%d units, want %d", len(got), len(want))
-	}
-	return ""
-}
-
-func writeTemp(t testing.TB, name string, b []byte) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func utf16Bytes(s string, bigEndian, bom bool) []byte {
@@ -243,7 +214,7 @@ func TestStreamMatchesWholeFile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			path := writeTemp(t, "in.txt", tc.b)
+			path := extracttest.WriteTemp(t, "in.txt", tc.b)
 			for _, l := range sectionLimits {
 				sameAsWhole(t, path, l, chunks...)
 			}
@@ -304,7 +275,7 @@ func FuzzStream(f *testing.F) {
 		if len(b) == 0 || max < 1 || max > 500 || chunk < 1 || chunk > 1000 {
 			t.Skip()
 		}
-		path := writeTemp(t, "f.txt", b)
+		path := extracttest.WriteTemp(t, "f.txt", b)
 		sameAsWhole(t, path, extract.Limits{MaxSectionChars: max}, chunk)
 	})
 }
@@ -378,7 +349,7 @@ func TestSplitMatchesWholeSplit(t *testing.T) {
 			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 				t.Fatalf("err %v, want %v", err, wantErr)
 			}
-			if d := diffUnits(got, want); d != "" {
+			if d := extracttest.DiffUnits(got, want); d != "" {
 				t.Fatalf("Split(%.40q, %+v): %s", in, l, d)
 			}
 		}
@@ -389,7 +360,7 @@ func TestSplitMatchesWholeSplit(t *testing.T) {
 // cancellation.
 func TestStreamStops(t *testing.T) {
 	t.Parallel()
-	path := writeTemp(t, "s.txt", []byte(strings.Repeat("para\n\n", 10000)))
+	path := extracttest.WriteTemp(t, "s.txt", []byte(strings.Repeat("para\n\n", 10000)))
 	stop := errors.New("stop")
 	calls := 0
 	n, err := stream(context.Background(), path, extract.Limits{MaxSectionChars: 10}, 64, func(extract.Unit) error {
