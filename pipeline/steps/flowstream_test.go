@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,15 +108,7 @@ func checkStreamedParse(t *testing.T, path string, limits extract.Limits, extrac
 	held := &heldBlobs{Store: store, key: pipeline.SegmentTextBlobKey(ref, 2), release: make(chan struct{})}
 	handlers := pipeline.NewRegistry()
 	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: held, TempDir: t.TempDir(), Parallelism: 1, Limits: limits})
-	invoke := func(step string) (pipeline.StepOutput, error) {
-		payload, _ := json.Marshal(pipeline.StepInput{Step: step, Workflow: ref})
-		res, err := handlers.Invoke(ctx, payload)
-		var out pipeline.StepOutput
-		if err == nil {
-			err = json.Unmarshal(res, &out)
-		}
-		return out, err
-	}
+	invoke := stepInvoker(ctx, handlers, ref)
 	if _, err := invoke(pipeline.StepSegmentPrep); err != nil {
 		t.Fatal(err)
 	}

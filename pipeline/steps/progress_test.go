@@ -66,17 +66,16 @@ func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
 	x := &heldStreamer{pages: 40, release: make(chan struct{})}
 	handlers := pipeline.NewRegistry()
 	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
-	invoke := func(step string) error {
-		payload, _ := json.Marshal(pipeline.StepInput{Step: step, Workflow: reg.Ref()})
-		_, err := handlers.Invoke(ctx, payload)
-		return err
-	}
-	if err := invoke(pipeline.StepSegmentPrep); err != nil {
+	invoke := stepInvoker(ctx, handlers, reg.Ref())
+	if _, err := invoke(pipeline.StepSegmentPrep); err != nil {
 		t.Fatal(err)
 	}
 
 	parsed := make(chan error, 1)
-	go func() { parsed <- invoke(pipeline.StepFormatParser) }()
+	go func() {
+		_, err := invoke(pipeline.StepFormatParser)
+		parsed <- err
+	}()
 	t.Cleanup(func() {
 		select {
 		case <-x.release:
@@ -132,4 +131,18 @@ func newLocalProject(t *testing.T, dir string) (*pipeline.Repository, *dirblob.S
 		t.Fatal(err)
 	}
 	return repo, blobs, ig
+}
+
+// stepInvoker returns a function that invokes one step of ref's workflow
+// through handlers, as an engine does, and decodes its output.
+func stepInvoker(ctx context.Context, handlers *pipeline.Registry, ref pipeline.WorkflowRef) func(step string) (pipeline.StepOutput, error) {
+	return func(step string) (pipeline.StepOutput, error) {
+		payload, _ := json.Marshal(pipeline.StepInput{Step: step, Workflow: ref})
+		raw, err := handlers.Invoke(ctx, payload)
+		var out pipeline.StepOutput
+		if err == nil {
+			err = json.Unmarshal(raw, &out)
+		}
+		return out, err
+	}
 }

@@ -86,15 +86,7 @@ func TestFormatParserStreamsText(t *testing.T) {
 	})
 	handlers := pipeline.NewRegistry()
 	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: held, TempDir: t.TempDir(), Parallelism: 1, Limits: limits})
-	invoke := func(step string) (pipeline.StepOutput, error) {
-		payload, _ := json.Marshal(pipeline.StepInput{Step: step, Workflow: ref})
-		raw, err := handlers.Invoke(ctx, payload)
-		var out pipeline.StepOutput
-		if err == nil {
-			err = json.Unmarshal(raw, &out)
-		}
-		return out, err
-	}
+	invoke := stepInvoker(ctx, handlers, ref)
 	if _, err := invoke(pipeline.StepSegmentPrep); err != nil {
 		t.Fatal(err)
 	}
