@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -119,22 +118,9 @@ func checkStreamedParse(t *testing.T, path string, limits extract.Limits, extrac
 		out, err = invoke(pipeline.StepFormatParser)
 		parsed <- err
 	}()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			close(held.release)
-			t.Fatal("format_parser recorded no progress while it ran")
-		}
-		prog, err := repo.GetProgress(ctx, reg.Workflow.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := prog.Steps[pipeline.StepFormatParser].Progress; p != nil {
-			// Streamed, the number of units is not known yet.
-			if p.Done != 1 || p.Total != 0 || p.Unit != kind+"s" {
-				t.Errorf("progress midway %+v, want 1 %s of a total not known yet", p, kind)
-			}
-			break
-		}
+	// Streamed, the number of units is not known yet.
+	if p := progressMidway(t, repo, reg.Workflow.ID); p.Done != 1 || p.Total != 0 || p.Unit != kind+"s" {
+		t.Errorf("progress midway %+v, want 1 %s of a total not known yet", p, kind)
 	}
 	close(held.release)
 	if err := <-parsed; err != nil {

@@ -83,19 +83,7 @@ func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
 			close(x.release)
 		}
 	})
-	var seen *pipeline.StepRunProgress
-	for deadline := time.Now().Add(time.Minute); seen == nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("format_parser recorded no progress while it ran")
-		}
-		prog, err := repo.GetProgress(ctx, reg.Workflow.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st := prog.Steps[pipeline.StepFormatParser]; st.Status == pipeline.StepInProgress {
-			seen = st.Progress
-		}
-	}
+	seen := progressMidway(t, repo, reg.Workflow.ID)
 	if seen.Done != 1 || seen.Total != 40 || seen.Unit != "pages" {
 		t.Errorf("progress midway %+v, want 1/40 pages", seen)
 	}
@@ -144,5 +132,23 @@ func stepInvoker(ctx context.Context, handlers *pipeline.Registry, ref pipeline.
 			err = json.Unmarshal(raw, &out)
 		}
 		return out, err
+	}
+}
+
+// progressMidway waits, up to a minute, for format_parser of workflowID to
+// be in progress with a count recorded, and returns that count.
+func progressMidway(t *testing.T, repo *pipeline.Repository, workflowID string) *pipeline.StepRunProgress {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("format_parser recorded no progress while it ran")
+		}
+		prog, err := repo.GetProgress(t.Context(), workflowID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := prog.Steps[pipeline.StepFormatParser]; st.Status == pipeline.StepInProgress && st.Progress != nil {
+			return st.Progress
+		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -99,19 +98,7 @@ func TestFormatParserStreamsText(t *testing.T) {
 		out, err := invoke(pipeline.StepFormatParser)
 		parsed <- result{out, err}
 	}()
-	var seen *pipeline.StepRunProgress
-	for deadline := time.Now().Add(time.Minute); seen == nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("format_parser recorded no progress while it ran")
-		}
-		prog, err := repo.GetProgress(ctx, reg.Workflow.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st := prog.Steps[pipeline.StepFormatParser]; st.Status == pipeline.StepInProgress {
-			seen = st.Progress
-		}
-	}
+	seen := progressMidway(t, repo, reg.Workflow.ID)
 	// Section 1 is stored while section 2 waits: the sections were not
 	// all extracted first, and their number is not known yet.
 	if seen.Done != 1 || seen.Total != 0 || seen.Unit != "sections" {
