@@ -80,3 +80,17 @@ func MeasureStream(run func(emit func(extract.Unit) error) (int, error)) (Stream
 	st.Units = n
 	return st, err
 }
+
+// CheckBounded fails t when the stream of inputBytes gave fewer than
+// minUnits units or minChars bytes of text (it skipped work), or when the
+// heap rose by more than limit (it held the file); it logs the rise.
+func (st StreamStats) CheckBounded(t testing.TB, inputBytes, minUnits, minChars int, limit uint64) {
+	t.Helper()
+	if st.Units < minUnits || st.Chars < minChars {
+		t.Fatalf("%d units, %d bytes of text from %d bytes", st.Units, st.Chars, inputBytes)
+	}
+	t.Logf("%d %ss, %d MB of text; the heap grew by %.1f MB at most", st.Units, st.Kind, st.Chars>>20, float64(st.HeapGrowth)/(1<<20))
+	if st.HeapGrowth > limit {
+		t.Errorf("the heap grew by %d bytes streaming %d, over %d", st.HeapGrowth, inputBytes, limit)
+	}
+}

@@ -63,14 +63,7 @@ func TestStreamMemoryIsBounded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, chars, grew := st.Units, st.Chars, st.HeapGrowth
-			if n < size/extract.DefaultLimits.MaxSectionChars || chars < size*9/10 {
-				t.Fatalf("%d sections, %d bytes of text from %d", n, chars, size)
-			}
-			t.Logf("%d sections; the heap grew by %.1f MB at most", n, float64(grew)/(1<<20))
-			if grew > limit {
-				t.Errorf("the heap grew by %d bytes streaming %d, over %d", grew, size, limit)
-			}
+			st.CheckBounded(t, size, size/extract.DefaultLimits.MaxSectionChars, size*9/10, limit)
 		})
 	}
 }
