@@ -61,8 +61,9 @@ type Table struct {
 	mu                   sync.Mutex
 	queries              map[string]*sql.Stmt // on the reader, by SQL text
 
-	commits committer // concurrent transactions share a commit
-	cache   itemCache // items the writer updated, decoded; used under commits
+	commits     committer     // concurrent transactions share a commit
+	checkpoints *checkpointer // nil for ":memory:"
+	cache       itemCache     // items the writer updated, decoded; used under commits
 }
 
 var (
@@ -106,6 +107,7 @@ func Open(path string, opts ...Option) (*Table, error) {
 		// WAL with synchronous=NORMAL survives a crash of the process; a
 		// power cut may lose the last transactions, never corrupt the file.
 		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerAutoCheckpoint))
 	}
 	writerDSN := "file:" + path + "?" + q.Encode() + "&_txlock=immediate"
 	writer, err := sql.Open("sqlite", writerDSN)
@@ -148,6 +150,18 @@ func Open(path string, opts ...Option) (*Table, error) {
 	reader.SetMaxOpenConns(readers)
 	reader.SetMaxIdleConns(readers)
 	t.reader = reader
+	cq := url.Values{}
+	cq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	cq.Add("_pragma", "synchronous(NORMAL)")
+	ckpt, err := sql.Open("sqlite", "file:"+path+"?"+cq.Encode())
+	if err != nil {
+		reader.Close()
+		writer.Close()
+		return nil, interpretError(err)
+	}
+	ckpt.SetMaxOpenConns(1)
+	ckpt.SetMaxIdleConns(1)
+	t.checkpoints = startCheckpointer(ckpt)
 	return t, nil
 }
 
@@ -160,6 +174,7 @@ func (t *Table) Close() error {
 	}
 	t.queries = map[string]*sql.Stmt{}
 	t.mu.Unlock()
+	errs = append(errs, t.checkpoints.close())
 	if t.reader != t.writer {
 		errs = append(errs, t.reader.Close())
 	}

@@ -168,7 +168,9 @@ func (t *Table) commitBatch(batch []*pending) {
 	if err := tx.Commit(); err != nil {
 		t.cache.reset()
 		fail(fmt.Errorf("sqlitetable: commit: %w", interpretError(err)))
+		return
 	}
+	t.checkpoints.committed()
 }
 
 // resolveAll evaluates every action of one transaction against the current
