@@ -10,12 +10,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/internal/cpus"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3";
@@ -190,6 +192,7 @@ func envOr(name, def string) string {
 
 func main() {
 	tuneGC()
+	tuneProcs()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -210,6 +213,22 @@ func tuneGC() {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(1 << 30)
+	}
+}
+
+// tuneProcs runs one Go processor more than the machine has
+// (cpus.Usable), unless the user set GOMAXPROCS; the defaults that size
+// work to the machine still count cpus.Usable. A goroutine in a long
+// system call — the blob store's syncfs takes milliseconds on a real
+// disk — holds its processor until the runtime takes it back, and a run
+// of many small documents is bound by serial work (that sync, the table's
+// one writer) whose goroutine, once woken, must not wait for a processor.
+// On 1,000 one-page files on a 2-core machine's disk this cut the run by
+// a fifth (BenchmarkSmallDocuments); on tmpfs, where nothing blocks, it
+// cost a few percent.
+func tuneProcs() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(cpus.Usable() + 1)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/internal/cpus"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/metered"
@@ -49,7 +49,7 @@ type runFlags struct {
 
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	f := &runFlags{app: a}
-	fs.IntVar(&f.concurrency, "concurrency", max(2, runtime.GOMAXPROCS(0)), "documents processed at once (a file under 64 KiB counts as 1/16 of one)")
+	fs.IntVar(&f.concurrency, "concurrency", max(2, cpus.Usable()), "documents processed at once (a file under 64 KiB counts as 1/16 of one)")
 	fs.StringVar(&f.pdf, "pdf", envOr(backend.EnvPDFBackend, "auto"), "PDF text backend: auto (poppler when installed), poppler or go [$"+backend.EnvPDFBackend+"]")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")

@@ -14,10 +14,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"runtime"
 	"slices"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/cpus"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -57,7 +57,7 @@ type Deps struct {
 	// TempDir holds downloaded sources while a step runs ("" = os.TempDir).
 	TempDir string
 	// Parallelism bounds the work one invocation does at once (segments
-	// analysed, blobs written). 0 means GOMAXPROCS.
+	// analysed, blobs written). 0 means one per usable processor.
 	Parallelism int
 	Logger      *slog.Logger
 	// AIModel builds the model of an analysis stage from its settings; nil
@@ -69,7 +69,7 @@ func (d Deps) parallelism() int {
 	if d.Parallelism > 0 {
 		return d.Parallelism
 	}
-	return runtime.GOMAXPROCS(0)
+	return cpus.Usable()
 }
 
 func (d Deps) logger() *slog.Logger {

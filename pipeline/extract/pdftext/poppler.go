@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/docpipe/docpipe/internal/cpus"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -32,7 +32,7 @@ type Poppler struct {
 	// so a hostile file cannot take the machine down. Default 2 GiB; <0 off.
 	MemoryLimit int64
 	// Parallel is how many pdftotext processes split a large document.
-	// Default GOMAXPROCS: one page range per core (two halves measured ~2x
+	// Default: one page range per usable processor (two halves measured ~2x
 	// one process on two cores).
 	Parallel int
 	// MinPagesPerProcess keeps small documents in one process. Default 200.
@@ -77,7 +77,7 @@ func (p *Poppler) parallel() int {
 	if p.Parallel > 0 {
 		return p.Parallel
 	}
-	return runtime.GOMAXPROCS(0)
+	return cpus.Usable()
 }
 
 func (p *Poppler) minPages() int {
