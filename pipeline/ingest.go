@@ -87,44 +87,99 @@ func (ig *Ingester) EnsureProject(ctx context.Context, id, name string) error {
 }
 
 // Register stores the file (when needed) and creates its document and
-// workflow items in one transaction.
+// workflow items in one transaction: Stage, then Commit.
 func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registration, error) {
 	if req.WorkflowID != "" {
 		if reg, ok, err := ig.existingWorkflow(ctx, req.WorkflowID); err != nil || ok {
 			return reg, err
 		}
 	}
-	if req.Pipeline != "" && req.Pipeline != ig.Definition.Name {
-		return Registration{}, fmt.Errorf("register %s: pipeline %s requested, but the ingester runs %s", req.FileName, req.Pipeline, ig.Definition.Name)
-	}
-	docID := NewID()
-	key, sum, size, err := ig.store(ctx, req, docID)
+	st, err := ig.Stage(ctx, req)
 	if err != nil {
 		return Registration{}, err
 	}
-	// dropCopy removes this call's copy of the bytes when no new document
-	// ends up owning it.
-	dropCopy := func() { _ = ig.Blobs.Delete(context.WithoutCancel(ctx), key) }
+	return ig.Commit(ctx, st)
+}
+
+// Staged is a file whose bytes are stored under a new document's source
+// key and hashed, not yet registered: Commit registers it, Discard drops
+// the copy. Staging is the part of a registration that reads and writes
+// the bytes, so a caller with many files stages several at once and
+// commits them in order.
+type Staged struct {
+	req   IngestRequest
+	docID string
+	key   string
+	sum   string
+	size  int64
+	// written is the blob store's write mark of the copy, so that Commit
+	// syncs up to it and no further (see blob.WithWriteMark).
+	written uint64
+}
+
+// SHA256 is the hex SHA-256 of the staged bytes: files with the same one
+// map onto one document when committed with Reuse.
+func (st Staged) SHA256() string { return st.sum }
+
+// Stage stores and hashes the file's bytes under a new document id. It
+// touches no table item; the copy is the caller's until Commit or Discard.
+func (ig *Ingester) Stage(ctx context.Context, req IngestRequest) (Staged, error) {
+	if req.Pipeline != "" && req.Pipeline != ig.Definition.Name {
+		return Staged{}, fmt.Errorf("register %s: pipeline %s requested, but the ingester runs %s", req.FileName, req.Pipeline, ig.Definition.Name)
+	}
+	docID := NewID()
+	mctx := blob.WithWriteMark(ctx)
+	key, sum, size, err := ig.store(mctx, req, docID)
+	if err != nil {
+		return Staged{}, err
+	}
+	written, _ := blob.WrittenUnder(mctx)
+	return Staged{req: req, docID: docID, key: key, sum: sum, size: size, written: written}, nil
+}
+
+// Discard removes a staged copy that will not be committed. It runs even
+// when ctx is cancelled: it is the clean-up of a cancelled registration.
+func (ig *Ingester) Discard(ctx context.Context, st Staged) {
+	if st.key != "" {
+		_ = ig.Blobs.Delete(context.WithoutCancel(ctx), st.key)
+	}
+}
+
+// Commit registers a staged file: with Reuse, onto the workflow of a
+// document with the same bytes when there is one (the copy is dropped);
+// otherwise as a new document and workflow, created in one transaction
+// once the bytes are durable. Files with the same bytes committed one
+// after the other map onto one document.
+func (ig *Ingester) Commit(ctx context.Context, st Staged) (Registration, error) {
+	req := st.req
+	// dropCopy removes this registration's copy of the bytes when no new
+	// document ends up owning it.
+	dropCopy := func() { ig.Discard(ctx, st) }
 	if req.Reuse {
-		if reg, ok, err := ig.sameContent(ctx, req, sum); err != nil || ok {
+		if reg, ok, err := ig.sameContent(ctx, req, st.sum); err != nil || ok {
 			dropCopy() // the bytes are already stored under the earlier document
 			return reg, err
 		}
 	}
 	now := ig.now()
-	doc := Document{ProjectID: req.ProjectID, ID: docID, FileName: req.FileName, FileURI: req.FileURI, BlobKey: key, SHA256: sum, Size: size, CreatedAt: now}
+	doc := Document{ProjectID: req.ProjectID, ID: st.docID, FileName: req.FileName, FileURI: req.FileURI, BlobKey: st.key, SHA256: st.sum, Size: st.size, CreatedAt: now}
 	wfID := req.WorkflowID
 	if wfID == "" {
 		wfID = NewID()
 	}
 	wf := Workflow{
-		ID: wfID, ProjectID: req.ProjectID, DocumentID: docID,
+		ID: wfID, ProjectID: req.ProjectID, DocumentID: st.docID,
 		FileURI: req.FileURI, FileName: req.FileName,
 		Pipeline: req.Pipeline, PipelineVersion: req.PipelineVersion,
 		Status: WorkflowPending, CreatedAt: now, UpdatedAt: now,
 	}
 	// The workflow item promises the source bytes: make them durable first.
-	if err := blob.Flush(ctx, ig.Blobs); err != nil {
+	// The flush covers this copy, not every write since the last sync, so
+	// one sync serves a batch of staged files, and a sync begun for other
+	// work that covered the copy already makes it a no-op.
+	fctx := blob.WithWriteMark(ctx)
+	blob.NoteWrite(fctx, st.written)
+	if err := blob.Flush(fctx, ig.Blobs); err != nil {
 		dropCopy()
 		return Registration{}, fmt.Errorf("register %s: %w", req.FileName, err)
 	}
@@ -134,7 +189,7 @@ func (ig *Ingester) Register(ctx context.Context, req IngestRequest) (Registrati
 			// lost response) found it, or a concurrent delivery of the same
 			// event won the race. Both leave the workflow in place.
 			if reg, ok, err2 := ig.existingWorkflow(ctx, wfID); err2 == nil && ok {
-				reg.Existing = reg.Document.ID != docID
+				reg.Existing = reg.Document.ID != st.docID
 				if reg.Existing {
 					dropCopy()
 				}

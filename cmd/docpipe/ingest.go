@@ -116,18 +116,30 @@ func ingestLocal(ctx context.Context, f *runFlags, files []string, stderr io.Wri
 		return nil, err
 	}
 	defer lp.Close()
-	var results []ingestResult
+	jobs := make([]*job, len(files))
+	registered := make(chan *job)
+	var registerErr error // set before registered is closed
+	go func() {
+		defer close(registered)
+		registerErr = lp.registerAll(ctx, f, files, jobs, registered)
+	}()
+	for range registered {
+	}
+	if registerErr != nil {
+		return nil, registerErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	results := make([]ingestResult, len(jobs))
 	pending := false
-	for _, path := range files {
-		reg, err := lp.register(ctx, f, path)
-		if reason, ok := notProcessedReason(err); ok {
-			results = append(results, ingestResult{File: path, Status: statusNotProcessed, Error: reason})
+	for i, j := range jobs {
+		if j.notDone != "" {
+			results[i] = ingestResult{File: j.file, Status: statusNotProcessed, Error: j.notDone}
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		results = append(results, ingestResult{File: path, WorkflowID: reg.Workflow.ID, Status: string(reg.Workflow.Status), Existing: reg.Existing})
+		reg := j.reg
+		results[i] = ingestResult{File: j.file, WorkflowID: reg.Workflow.ID, Status: string(reg.Workflow.Status), Existing: reg.Existing}
 		pending = pending || !finished(reg.Workflow.Status)
 	}
 	if start && pending {

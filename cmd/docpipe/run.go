@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -330,8 +329,7 @@ type job struct {
 // returns one result per file. Registering and running overlap: each
 // workflow starts as soon as its file is registered, so a folder of many
 // small files does not wait for the last one to be stored before the first
-// is analysed. Files are registered one at a time, in order, so that two
-// files with the same bytes map onto one document.
+// is analysed (see registerAll).
 func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlags, stderr io.Writer) ([]docResult, error) {
 	display := newProgress(stderr, f.progress, lp.backend.Repo)
 	defer display.Stop()
@@ -341,22 +339,7 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 	var registerErr error // set before registered is closed
 	go func() {
 		defer close(registered)
-		for i, path := range files {
-			if ctx.Err() != nil {
-				return
-			}
-			reg, err := lp.register(ctx, f, path)
-			if reason, ok := notProcessedReason(err); ok {
-				jobs[i] = &job{file: path, notDone: reason}
-				continue
-			}
-			if err != nil {
-				registerErr = err
-				return
-			}
-			jobs[i] = &job{file: path, reg: reg}
-			registered <- jobs[i]
-		}
+		registerErr = lp.registerAll(ctx, f, files, jobs, registered)
 	}()
 
 	// Two files with the same bytes share one workflow: run it once.
@@ -422,24 +405,6 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 
 func finished(s pipeline.WorkflowStatus) bool {
 	return s == pipeline.WorkflowCompleted || s == pipeline.WorkflowFailed
-}
-
-func (lp *localPipeline) register(ctx context.Context, f *runFlags, path string) (pipeline.Registration, error) {
-	if isURL(path) {
-		return lp.registerURL(ctx, f, path)
-	}
-	project := f.project
-	file, err := os.Open(path)
-	if err != nil {
-		return pipeline.Registration{}, err
-	}
-	defer file.Close()
-	abs, _ := filepath.Abs(path)
-	return lp.ingester.Register(ctx, pipeline.IngestRequest{
-		ProjectID: project, FileName: filepath.Base(path), FileURI: "file://" + abs,
-		Body: file, Reuse: true,
-		Pipeline: lp.pipeline.name, PipelineVersion: lp.pipeline.version,
-	})
 }
 
 // result reads a workflow's outcome back from the table: the report shows
