@@ -99,17 +99,14 @@ func Open(path string, opts ...Option) (*Table, error) {
 	if path == "" {
 		return nil, errors.New("sqlitetable: empty path")
 	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	q.Add("_pragma", "foreign_keys(0)")
+	pragmas := []string{"foreign_keys(0)"}
 	if path != ":memory:" {
-		q.Add("_pragma", "journal_mode(WAL)")
 		// WAL with synchronous=NORMAL survives a crash of the process; a
 		// power cut may lose the last transactions, never corrupt the file.
-		q.Add("_pragma", "synchronous(NORMAL)")
-		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerAutoCheckpoint))
+		pragmas = append(pragmas, "journal_mode(WAL)", "synchronous(NORMAL)",
+			fmt.Sprintf("wal_autocheckpoint(%d)", writerAutoCheckpoint))
 	}
-	writerDSN := "file:" + path + "?" + q.Encode() + "&_txlock=immediate"
+	writerDSN := dsn(path, pragmas...) + "&_txlock=immediate"
 	writer, err := sql.Open("sqlite", writerDSN)
 	if err != nil {
 		return nil, interpretError(err)
@@ -139,10 +136,7 @@ func Open(path string, opts ...Option) (*Table, error) {
 	if path == ":memory:" {
 		return t, nil
 	}
-	rq := url.Values{}
-	rq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	rq.Add("_pragma", "query_only(1)")
-	reader, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	reader, err := sql.Open("sqlite", dsn(path, "query_only(1)"))
 	if err != nil {
 		writer.Close()
 		return nil, interpretError(err)
@@ -150,10 +144,7 @@ func Open(path string, opts ...Option) (*Table, error) {
 	reader.SetMaxOpenConns(readers)
 	reader.SetMaxIdleConns(readers)
 	t.reader = reader
-	cq := url.Values{}
-	cq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	cq.Add("_pragma", "synchronous(NORMAL)")
-	ckpt, err := sql.Open("sqlite", "file:"+path+"?"+cq.Encode())
+	ckpt, err := sql.Open("sqlite", dsn(path, "synchronous(NORMAL)"))
 	if err != nil {
 		reader.Close()
 		writer.Close()
@@ -163,6 +154,17 @@ func Open(path string, opts ...Option) (*Table, error) {
 	ckpt.SetMaxIdleConns(1)
 	t.checkpoints = startCheckpointer(ckpt)
 	return t, nil
+}
+
+// dsn is the driver's name for the database at path with these pragmas;
+// every connection waits busyTimeout for another process's lock.
+func dsn(path string, pragmas ...string) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	return "file:" + path + "?" + q.Encode()
 }
 
 // Close closes the database.
