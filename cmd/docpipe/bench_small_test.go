@@ -67,22 +67,29 @@ func BenchmarkSmallDocuments(b *testing.B) {
 // benchSmallProcess runs `docpipe run` on dir b.N times, each time with a
 // new home from newHome, and reports documents per second.
 func benchSmallProcess(b *testing.B, bin, dir string, newHome func() string) {
+	secs, rss := timeRuns(b, bin, newHome, dir)
+	b.ReportMetric(secs, "wall-s")
+	b.ReportMetric(smallDocuments/secs, "docs/s")
+	b.ReportMetric(rss, "peak-RSS-MB")
+}
+
+// timeRuns runs `docpipe run --home HOME --progress none args...` b.N
+// times, each with a new home from newHome, and returns the mean wall
+// seconds of a run and the largest peak RSS in MB.
+func timeRuns(b *testing.B, bin string, newHome func() string, args ...string) (secs, peakRSSMB float64) {
 	var wall time.Duration
 	var rss int64
 	for i := 0; i < b.N; i++ {
 		home := newHome()
 		start := time.Now()
-		cmd := exec.Command(bin, "run", "--home", home, "--progress", "none", dir)
+		cmd := exec.Command(bin, append([]string{"run", "--home", home, "--progress", "none"}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%v\n%s", err, out)
 		}
 		wall += time.Since(start)
 		rss = max(rss, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)
 	}
-	secs := wall.Seconds() / float64(b.N)
-	b.ReportMetric(secs, "wall-s")
-	b.ReportMetric(smallDocuments/secs, "docs/s")
-	b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+	return wall.Seconds() / float64(b.N), float64(rss) / 1024
 }
 
 // isTmpfs reports whether dir is the mount point of a tmpfs.

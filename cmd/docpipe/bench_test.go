@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,22 +29,10 @@ func BenchmarkRunPDF(b *testing.B) {
 				}
 			}
 			b.Run(fmt.Sprintf("pages=%d/pdf=%s", pages, backend), func(b *testing.B) {
-				var wall time.Duration
-				var rss int64
-				for i := 0; i < b.N; i++ {
-					home := b.TempDir()
-					start := time.Now()
-					cmd := exec.Command(bin, "run", "--home", home, "--progress", "none", "--pdf", backend, pdf)
-					if out, err := cmd.CombinedOutput(); err != nil {
-						b.Fatalf("%v\n%s", err, out)
-					}
-					wall += time.Since(start)
-					rss = max(rss, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)
-				}
-				secs := wall.Seconds() / float64(b.N)
+				secs, rss := timeRuns(b, bin, b.TempDir, "--pdf", backend, pdf)
 				b.ReportMetric(secs, "wall-s")
 				b.ReportMetric(float64(pages)/secs, "pages/s")
-				b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+				b.ReportMetric(rss, "peak-RSS-MB")
 				if backend == "poppler" {
 					start := time.Now()
 					if out, err := exec.Command("pdftotext", pdf, os.DevNull).CombinedOutput(); err != nil {
