@@ -174,6 +174,8 @@ func (c *collector) spillToFile() {
 	c.buf = nil
 }
 
+func (c *collector) failed() error { return c.err }
+
 func (c *collector) fail(err error) {
 	if c.err == nil {
 		c.err = fmt.Errorf("docx: spilling blocks to a temp file: %w", err)

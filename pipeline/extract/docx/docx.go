@@ -116,8 +116,17 @@ type table struct {
 	inCell bool
 }
 
+// blockSink receives a document's blocks and manual page breaks in
+// document order: the streaming collector, or a test's slice.
+type blockSink interface {
+	block(text string, heading bool)
+	pageBreak()
+	// failed is the first error that stops the parse (nil: go on).
+	failed() error
+}
+
 type parser struct {
-	out      *collector
+	out      blockSink
 	paras    []*para
 	tables   []*table
 	inText   int
@@ -143,7 +152,7 @@ func onOff(se xml.StartElement) bool {
 
 // parse streams word/document.xml, handing its blocks and page breaks to
 // out in document order. It stops at out's first error.
-func parse(r io.Reader, out *collector) error {
+func parse(r io.Reader, out blockSink) error {
 	d := xml.NewDecoder(r)
 	p := &parser{out: out}
 	for {
@@ -168,11 +177,11 @@ func parse(r io.Reader, out *collector) error {
 				p.top().sb.Write(t)
 			}
 		}
-		if out.err != nil {
-			return out.err
+		if err := out.failed(); err != nil {
+			return err
 		}
 	}
-	return out.err
+	return out.failed()
 }
 
 // xmlError classifies an error of the XML decoder. Limits and
