@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
@@ -119,29 +118,13 @@ func BenchmarkStream(b *testing.B) {
 			}
 			for _, impl := range []string{"stream", "oracle"} {
 				b.Run(fmt.Sprintf("%s/MB=%d/impl=%s", layout, mb, impl), func(b *testing.B) {
-					var peak uint64
-					var elapsed time.Duration
-					var units int
-					for b.Loop() {
-						probe := extracttest.StartHeapProbe()
-						start := time.Now()
-						var err error
+					extracttest.BenchPerMB(b, mb, func() (int, error) {
 						if impl == "stream" {
-							units, err = Stream(context.Background(), path, extract.Limits{}, func(extract.Unit) error { return nil })
-						} else {
-							var us []extract.Unit
-							us, err = oracleExtract(context.Background(), path, extract.Limits{})
-							units = len(us)
+							return Stream(context.Background(), path, extract.Limits{}, func(extract.Unit) error { return nil })
 						}
-						elapsed += time.Since(start)
-						peak = max(peak, probe.Stop())
-						if err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportMetric(elapsed.Seconds()/float64(b.N)/float64(mb), "s/MB")
-					b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-					b.ReportMetric(float64(units), "units")
+						us, err := oracleExtract(context.Background(), path, extract.Limits{})
+						return len(us), err
+					})
 				})
 			}
 		}

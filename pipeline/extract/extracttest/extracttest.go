@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -123,4 +124,28 @@ func ScalingSizes() []int {
 		}
 	}
 	return kept
+}
+
+// BenchPerMB runs run once per iteration of b on an input of mb MB and
+// reports s/MB, how far the heap rose (peak-heap-MB, and per MB of input)
+// and the units the last run produced.
+func BenchPerMB(b *testing.B, mb int, run func() (units int, err error)) {
+	var peak uint64
+	var elapsed time.Duration
+	var units int
+	for b.Loop() {
+		probe := StartHeapProbe()
+		start := time.Now()
+		n, err := run()
+		elapsed += time.Since(start)
+		peak = max(peak, probe.Stop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		units = n
+	}
+	b.ReportMetric(elapsed.Seconds()/float64(b.N)/float64(mb), "s/MB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(peak)/(1<<20)/float64(mb), "peak-heap-MB/MB")
+	b.ReportMetric(float64(units), "units")
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
@@ -81,26 +80,13 @@ func BenchmarkStream(b *testing.B) {
 			}
 			for _, impl := range []string{"stream", "whole"} {
 				b.Run(fmt.Sprintf("%s/MB=%d/impl=%s", layout, mb, impl), func(b *testing.B) {
-					var peak uint64
-					var elapsed time.Duration
-					for b.Loop() {
-						probe := extracttest.StartHeapProbe()
-						start := time.Now()
-						var err error
+					extracttest.BenchPerMB(b, mb, func() (int, error) {
 						if impl == "stream" {
-							_, err = Stream(context.Background(), path, extract.Limits{}, func(extract.Unit) error { return nil })
-						} else {
-							_, err = wholeExtract(context.Background(), path, extract.Limits{})
+							return Stream(context.Background(), path, extract.Limits{}, func(extract.Unit) error { return nil })
 						}
-						elapsed += time.Since(start)
-						peak = max(peak, probe.Stop())
-						if err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportMetric(elapsed.Seconds()/float64(b.N)/float64(mb), "s/MB")
-					b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-					b.ReportMetric(float64(peak)/(1<<20)/float64(mb), "peak-heap-MB/MB")
+						us, err := wholeExtract(context.Background(), path, extract.Limits{})
+						return len(us), err
+					})
 				})
 			}
 		}
