@@ -288,43 +288,59 @@ func looksLikeMarkdown(text []byte) bool {
 	for _, raw := range lines {
 		line := bytes.TrimRight(raw, "\r")
 		blank := len(bytes.TrimSpace(line)) == 0
+		// Every line pattern but the table row starts, after at most three
+		// spaces, with a byte of its own: lines of prose start with none of
+		// them and skip the regular expressions.
+		lead := leadByte(line)
+		setext := (lead == '=' || lead == '-') && mdSetext.Match(line)
 		if !firstSeen && !blank {
 			firstSeen = true
-			if mdATXHeading.Match(line) {
+			if lead == '#' && mdATXHeading.Match(line) {
 				return true
 			}
 		}
 		switch {
-		case mdFence.Match(line):
+		case (lead == '`' || lead == '~') && mdFence.Match(line):
 			structural++
 			score += 2
 			inFence = !inFence
 		case inFence:
-		case mdATXHeading.Match(line):
+		case lead == '#' && mdATXHeading.Match(line):
 			structural++
 			score += 2
-		case prevText && mdSetext.Match(line):
+		case prevText && setext:
 			structural++
 			score += 2
-		case mdTableDelim.Match(line):
+		case bytes.Contains(line, []byte("---")) && bytes.IndexByte(line, '|') >= 0 && mdTableDelim.Match(line):
 			structural++
 			score += 2
-		case mdListItem.Match(line):
+		case (lead == '-' || lead == '*' || lead == '+' || '0' <= lead && lead <= '9') && mdListItem.Match(line):
 			addMinor("list")
-		case mdBlockquote.Match(line):
+		case lead == '>' && mdBlockquote.Match(line):
 			addMinor("quote")
-		case mdRefLinkDef.Match(line):
+		case lead == '[' && mdRefLinkDef.Match(line):
 			addMinor("refdef")
 		}
 		if !inFence {
-			if mdInlineLink.Match(line) {
+			if bytes.Contains(line, []byte("](")) && mdInlineLink.Match(line) {
 				addMinor("link")
 			}
-			if mdInlineStyle.Match(line) {
+			if (bytes.Contains(line, []byte("**")) || bytes.Contains(line, []byte("__")) || bytes.IndexByte(line, '`') >= 0) && mdInlineStyle.Match(line) {
 				addMinor("style")
 			}
 		}
-		prevText = !blank && !mdSetext.Match(line)
+		prevText = !blank && !setext
 	}
 	return structural > 0 && score >= 3
+}
+
+// leadByte is line's first byte after at most three spaces, where every
+// Markdown line pattern begins; 0 for a line of spaces.
+func leadByte(line []byte) byte {
+	for i := 0; i < len(line) && i <= 3; i++ {
+		if line[i] != ' ' {
+			return line[i]
+		}
+	}
+	return 0
 }
