@@ -39,32 +39,51 @@ func (r *Repository) RecordStepProgress(ctx context.Context, workflowID, step st
 // step: on a 3,000-page document that is a handful of writes, not 3,000.
 const ProgressInterval = time.Second
 
+// FirstProgressAfter is how long a step runs before its progress is first
+// written. A step done sooner writes none: its completion says all a
+// reader needs, and for a one-page document the writes would be two of
+// its twenty transactions.
+const FirstProgressAfter = 200 * time.Millisecond
+
 // ProgressRecorder counts the units a long step finishes and records them
-// at most once per ProgressInterval, plus once at Finish. Safe for
-// concurrent use by the step's workers. Progress is informational: a write
-// that fails is dropped, never the step's failure.
+// once the step has run FirstProgressAfter, then at most once per
+// ProgressInterval, and at Finish when a count was recorded before. Safe
+// for concurrent use by the step's workers. Progress is informational: a
+// write that fails is dropped, never the step's failure.
 type ProgressRecorder struct {
 	repo     *Repository
 	workflow string
 	step     string
 	unit     string
 	total    int
+	begun    time.Time   // on the repository's clock
+	first    *time.Timer // writes the first count of a step stalled before it is due
 
-	mu      sync.Mutex
-	done    int
-	last    time.Time       // of the last write, zero before the first
-	written StepRunProgress // what the last write recorded
+	mu       sync.Mutex
+	done     int
+	last     time.Time       // of the last write, zero before the first
+	written  StepRunProgress // what the last write recorded
+	finished bool
 }
 
 // NewProgressRecorder starts counting step's units (total of them) in
 // workflowID.
 func (r *Repository) NewProgressRecorder(workflowID, step string, total int, unit string) *ProgressRecorder {
-	return &ProgressRecorder{repo: r, workflow: workflowID, step: step, unit: unit, total: total}
+	p := &ProgressRecorder{repo: r, workflow: workflowID, step: step, unit: unit, total: total, begun: r.now()}
+	// A step whose next unit is slow in coming (a long page, a held
+	// stream) still shows its count once FirstProgressAfter has passed.
+	p.first = time.AfterFunc(FirstProgressAfter, func() {
+		p.mu.Lock()
+		if p.finished || !p.last.IsZero() {
+			p.mu.Unlock()
+			return
+		}
+		p.flushLocked(context.Background(), true)
+	})
+	return p
 }
 
-// Add counts n more finished units and records the count when the last
-// write is ProgressInterval old. The first unit is written at once, so a
-// reader sees the step's total early.
+// Add counts n more finished units and records the count when one is due.
 func (p *ProgressRecorder) Add(ctx context.Context, n int) {
 	p.mu.Lock()
 	p.done += n
@@ -80,19 +99,32 @@ func (p *ProgressRecorder) Set(ctx context.Context, done, total int) {
 	p.flushLocked(ctx, false)
 }
 
-// Finish records the final count, unless the last write already did (a
-// step of one unit: its first write was also its last).
+// Finish records the final count when an earlier count was recorded and
+// differs from it; a step that recorded none leaves its completion to say
+// it finished.
 func (p *ProgressRecorder) Finish(ctx context.Context) {
+	p.first.Stop()
 	p.mu.Lock()
+	p.finished = true
+	if p.last.IsZero() {
+		p.mu.Unlock()
+		return
+	}
 	p.flushLocked(ctx, true)
 }
 
-// flushLocked writes the count when one is due (or forced) and unlocks p.
-// The write itself runs unlocked, so workers never wait on the table.
+// flushLocked writes the count when one is due (or forced and changed)
+// and unlocks p. The write itself runs unlocked, so workers never wait on
+// the table.
 func (p *ProgressRecorder) flushLocked(ctx context.Context, force bool) {
 	now := p.repo.now()
 	prog := StepRunProgress{Done: p.done, Total: p.total, Unit: p.unit}
-	due := p.last.IsZero() || (force || now.Sub(p.last) >= ProgressInterval) && prog != p.written
+	var due bool
+	if p.last.IsZero() {
+		due = force || now.Sub(p.begun) >= FirstProgressAfter
+	} else {
+		due = (force || now.Sub(p.last) >= ProgressInterval) && prog != p.written
+	}
 	if due {
 		p.last, p.written = now, prog
 	}

@@ -26,7 +26,8 @@ func (c *countingTable) Update(ctx context.Context, key table.Key, updates []tab
 }
 
 // 3,000 pages finished by four workers over 2.5 simulated seconds cost the
-// first write, one a second and the final one — and the last write holds
+// first write (once the step has run FirstProgressAfter), one a second and
+// the final one — and the last write holds
 // the whole count.
 func TestProgressRecorderBoundsWrites(t *testing.T) {
 	t.Parallel()
@@ -76,20 +77,67 @@ func TestProgressRecorderBoundsWrites(t *testing.T) {
 		t.Errorf("final progress %+v", got)
 	}
 
-	// A step of one unit: its first write already holds the final count,
-	// so Finish has nothing to add.
+	// A step of one unit done at once writes no progress: its completion
+	// says it all.
 	before = tb.updates.Load()
-	one := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 1, "sections")
+	ticks.Store(0)
+	one := repo.NewProgressRecorder(wf.ID, pipeline.StepOCR, 1, "pages")
 	one.Add(ctx, 1)
 	one.Finish(ctx)
-	if writes := tb.updates.Load() - before; writes != 1 {
-		t.Errorf("%d progress writes for a step of one unit, want 1", writes)
+	if writes := tb.updates.Load() - before; writes != 0 {
+		t.Errorf("%d progress writes for a step of one unit done at once, want 0", writes)
 	}
 	if p, err = repo.GetProgress(ctx, wf.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Steps[pipeline.StepFormatParser].Progress; got == nil || got.Done != 1 || got.Total != 1 || got.Unit != "sections" {
-		t.Errorf("one-unit progress %+v", got)
+	if got := p.Steps[pipeline.StepOCR].Progress; got != nil {
+		t.Errorf("one-unit progress %+v, want none", got)
+	}
+}
+
+// A step whose units stall before the first write is due still shows its
+// count once FirstProgressAfter has passed, and Finish then records the
+// final count.
+func TestProgressRecorderWritesAStalledStep(t *testing.T) {
+	t.Parallel()
+	sq, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	repo := pipeline.NewRepository(sq)
+	ctx := t.Context()
+	doc := pipeline.Document{ProjectID: "p", ID: pipeline.NewID(), SHA256: "abc"}
+	wf := pipeline.Workflow{ID: pipeline.NewID(), ProjectID: "p", DocumentID: doc.ID}
+	if err := repo.CreateWorkflow(ctx, doc, wf, pipelinefile.Default().Stages); err != nil {
+		t.Fatal(err)
+	}
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: doc.ID, WorkflowID: wf.ID}
+	if _, err := repo.TransitionStep(ctx, ref, pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() *pipeline.StepRunProgress {
+		t.Helper()
+		p, err := repo.GetProgress(ctx, wf.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Steps[pipeline.StepFormatParser].Progress
+	}
+	rec := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 3, "pages")
+	rec.Add(ctx, 1)
+	for deadline := time.Now().Add(time.Minute); stored() == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no progress recorded for a stalled step")
+		}
+	}
+	if got := stored(); got.Done != 1 || got.Total != 3 {
+		t.Errorf("stalled progress %+v, want 1/3", got)
+	}
+	rec.Add(ctx, 2)
+	rec.Finish(ctx)
+	if got := stored(); got.Done != 3 || got.Total != 3 {
+		t.Errorf("final progress %+v, want 3/3", got)
 	}
 }
 
@@ -128,20 +176,25 @@ func TestProgressRecorderSet(t *testing.T) {
 	before := tb.updates.Load()
 	rec := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 0, "rows")
 	rec.Set(ctx, 1, 10)
-	if got := stored(); got.Done != 1 || got.Total != 10 || got.Unit != "rows" {
-		t.Errorf("after the first Set: %+v", got)
+	if writes := tb.updates.Load() - before; writes != 0 {
+		t.Errorf("a Set as the step began was written")
 	}
-	now.Store(int64(300 * time.Millisecond))
+	now.Store(int64(pipeline.FirstProgressAfter))
 	rec.Set(ctx, 5, 12)
-	if got := stored(); got.Done != 1 {
+	if got := stored(); got.Done != 5 || got.Total != 12 || got.Unit != "rows" {
+		t.Errorf("after FirstProgressAfter: %+v", got)
+	}
+	now.Store(int64(pipeline.FirstProgressAfter + 300*time.Millisecond))
+	rec.Set(ctx, 6, 12)
+	if got := stored(); got.Done != 5 {
 		t.Errorf("a Set within the interval was written: %+v", got)
 	}
-	now.Store(int64(1200 * time.Millisecond))
-	rec.Set(ctx, 6, 12)
-	if got := stored(); got.Done != 6 || got.Total != 12 {
+	now.Store(int64(pipeline.FirstProgressAfter + 1200*time.Millisecond))
+	rec.Set(ctx, 7, 13)
+	if got := stored(); got.Done != 7 || got.Total != 13 {
 		t.Errorf("after a second: %+v", got)
 	}
 	if writes := tb.updates.Load() - before; writes != 2 {
-		t.Errorf("%d writes for three reports within 1.2 s, want 2", writes)
+		t.Errorf("%d writes for four reports within 1.4 s, want 2", writes)
 	}
 }

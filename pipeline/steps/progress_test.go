@@ -50,7 +50,8 @@ func (s *heldStreamer) StreamPages(ctx context.Context, _ string, _ extract.Limi
 }
 
 // format_parser records its progress on the step item while it runs: the
-// first page at once, with the total segment_prep counted.
+// first page once the step has run pipeline.FirstProgressAfter (the stream
+// holds the rest), with the total segment_prep counted.
 func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
