@@ -71,6 +71,13 @@ func (r *Repository) AdmitWorkflow(ctx context.Context, ref WorkflowRef) error {
 	return err
 }
 
+// AdmitWorkflowSeen is AdmitWorkflow for a caller that has just read the
+// step item (seen), as SetWorkflowStatusSeen is for SetWorkflowStatus.
+func (r *Repository) AdmitWorkflowSeen(ctx context.Context, ref WorkflowRef, seen StepProgress) error {
+	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true, &seen)
+	return err
+}
+
 // slotChange is what a status change does to the project's running count.
 type slotChange struct {
 	from    []WorkflowStatus // narrowed to the workflow's actual status

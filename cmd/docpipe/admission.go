@@ -37,7 +37,7 @@ func (a *admission) enter(ctx context.Context, wf pipeline.Workflow) (leave func
 			return nil, err
 		}
 		if prog.Status == pipeline.WorkflowPending {
-			err = a.repo.AdmitWorkflow(ctx, ref)
+			err = a.repo.AdmitWorkflowSeen(ctx, ref, prog)
 		}
 		if err == nil || errors.Is(err, pipeline.ErrStale) {
 			return a.hold(wf.ProjectID), nil // ErrStale: it moved on, and the engine sees where to

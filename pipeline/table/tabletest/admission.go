@@ -53,6 +53,10 @@ func testProjectAdmission(t *testing.T, tb table.Table, _ config) {
 	if err := repo.AdmitWorkflow(ctx, w[2]); !errors.Is(err, pipeline.ErrNotAdmitted) {
 		t.Fatalf("third admission: %v, want ErrNotAdmitted", err)
 	}
+	pendingSeen := progress(t, repo, w[2].WorkflowID)
+	if err := repo.AdmitWorkflowSeen(ctx, w[2], pendingSeen); !errors.Is(err, pipeline.ErrNotAdmitted) {
+		t.Fatalf("third admission from what the caller read: %v, want ErrNotAdmitted", err)
+	}
 	if got := progress(t, repo, w[2].WorkflowID).Status; got != pipeline.WorkflowPending {
 		t.Fatalf("the workflow not admitted is %s", got)
 	}
@@ -64,8 +68,14 @@ func testProjectAdmission(t *testing.T, tb table.Table, _ config) {
 
 	setStatus(t, repo, fixture{repo: repo, ref: w[0]}, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, "")
 	wantRunning(t, repo, id, 1)
-	if err := repo.AdmitWorkflow(ctx, w[2]); err != nil {
+	if err := repo.AdmitWorkflowSeen(ctx, w[2], pendingSeen); err != nil {
 		t.Fatalf("admission after a completion: %v", err)
+	}
+	wantRunning(t, repo, id, 2)
+	// A read gone stale (the workflow was pending when the caller looked)
+	// costs a fresh read, not a second slot.
+	if err := repo.AdmitWorkflowSeen(ctx, w[2], pendingSeen); err != nil {
+		t.Fatalf("admitting a running workflow from a stale read: %v", err)
 	}
 	wantRunning(t, repo, id, 2)
 	if ok, err := repo.SetWorkflowStatus(ctx, w[0], []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowFailed, "late"); ok || !errors.Is(err, pipeline.ErrStale) {
