@@ -22,6 +22,9 @@ type prepInfo struct {
 	Encoding string         `json:"encoding,omitempty"`
 	Size     int64          `json:"size"`
 	Pages    int            `json:"pages,omitempty"`
+	// SourceKey is the document's blob key, so that the steps after
+	// segment_prep need not read the document item for it.
+	SourceKey string `json:"source_key,omitempty"`
 }
 
 // unitInfo describes one segment before segment items exist.

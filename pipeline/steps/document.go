@@ -21,7 +21,11 @@ import (
 // segmentPrep sniffs the real format from the bytes, enforces the limits
 // and records what it found. Every rejection names its reason.
 func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *workflowPipeline) (outcome, error) {
-	path, cleanup, err := h.downloadSource(ctx, in.Workflow)
+	key, err := h.sourceKey(ctx, in.Workflow)
+	if err != nil {
+		return outcome{}, err
+	}
+	path, cleanup, err := h.sourceFile(ctx, key)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -31,7 +35,7 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *wo
 	if err != nil {
 		return outcome{}, err
 	}
-	prep := prepInfo{Format: info.Format, MIMEType: info.MIMEType, Encoding: info.Encoding, Size: info.Size}
+	prep := prepInfo{Format: info.Format, MIMEType: info.MIMEType, Encoding: info.Encoding, Size: info.Size, SourceKey: key}
 	if info.Format == extract.FormatPDF {
 		n, err := h.PDF.Pages(ctx, path)
 		if err != nil {

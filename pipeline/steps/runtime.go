@@ -369,11 +369,21 @@ func storageErr(what string, err error) error {
 // downloadSource returns the workflow's original document as a file to
 // read (extractors and poppler read files) and a cleanup function.
 func (h *handlers) downloadSource(ctx context.Context, ref pipeline.WorkflowRef) (string, func(), error) {
+	key, err := h.sourceKey(ctx, ref)
+	if err != nil {
+		return "", nil, err
+	}
+	return h.sourceFile(ctx, key)
+}
+
+// sourceKey is the blob key of the workflow's original document, from its
+// document item: an object uploaded to a bucket keeps its own key.
+func (h *handlers) sourceKey(ctx context.Context, ref pipeline.WorkflowRef) (string, error) {
 	doc, err := h.Repo.GetDocument(ctx, ref.ProjectID, ref.DocumentID)
 	if err != nil {
-		return "", nil, storageErr("read document", err)
+		return "", storageErr("read document", err)
 	}
-	return h.sourceFile(ctx, doc.BlobKey)
+	return doc.BlobKey, nil
 }
 
 // sourceFile returns a file holding the blob at key, to read only: the
@@ -406,7 +416,14 @@ func (h *handlers) preparedSource(ctx context.Context, ref pipeline.WorkflowRef)
 	if err := h.getJSON(ctx, pipeline.PrepBlobKey(ref), &prep); err != nil {
 		return prep, "", nil, err
 	}
-	path, cleanup, err := h.downloadSource(ctx, ref)
+	if prep.SourceKey == "" { // written before segment_prep recorded it
+		key, err := h.sourceKey(ctx, ref)
+		if err != nil {
+			return prep, "", nil, err
+		}
+		prep.SourceKey = key
+	}
+	path, cleanup, err := h.sourceFile(ctx, prep.SourceKey)
 	return prep, path, cleanup, err
 }
 
