@@ -29,6 +29,13 @@ func interpretError(err error) error {
 	return err
 }
 
+// isConstraint reports whether err is SQLite refusing a write that would
+// break a constraint: for an INSERT, a row with the same key exists.
+func isConstraint(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+}
+
 // single turns a one-action transaction's cancellation into a plain
 // condition failure.
 func single(op string, key table.Key, err error) error {

@@ -57,9 +57,9 @@ type Table struct {
 
 	// Statements are prepared once: parsing SQL is a large share of a small
 	// write's cost.
-	load, upsert, remove *sql.Stmt // on the writer
-	mu                   sync.Mutex
-	queries              map[string]*sql.Stmt // on the reader, by SQL text
+	load, upsert, insert, remove *sql.Stmt // on the writer
+	mu                           sync.Mutex
+	queries                      map[string]*sql.Stmt // on the reader, by SQL text
 
 	commits     committer     // concurrent transactions share a commit
 	checkpoints *checkpointer // nil for ":memory:"
@@ -126,6 +126,7 @@ func Open(path string, opts ...Option) (*Table, error) {
 	}{
 		{&t.load, selectLive},
 		{&t.upsert, `INSERT OR REPLACE INTO items (pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, ttl, item) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&t.insert, `INSERT INTO items (pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, ttl, item) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&t.remove, `DELETE FROM items WHERE pk = ? AND sk = ?`},
 	} {
 		if *p.stmt, err = writer.Prepare(p.sql); err != nil {
@@ -170,7 +171,7 @@ func dsn(path string, pragmas ...string) string {
 // Close closes the database.
 func (t *Table) Close() error {
 	t.mu.Lock()
-	errs := []error{t.load.Close(), t.upsert.Close(), t.remove.Close()}
+	errs := []error{t.load.Close(), t.upsert.Close(), t.insert.Close(), t.remove.Close()}
 	for _, st := range t.queries {
 		errs = append(errs, st.Close())
 	}

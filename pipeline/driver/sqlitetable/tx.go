@@ -24,6 +24,11 @@ type step struct {
 	after  table.Item // nil with write: delete
 	raw    string     // after as JSON, when it was encoded before the batch
 	update bool       // after came from an update: worth caching
+	// absent marks a put on condition that no item has its key: the
+	// condition is left to the INSERT, which fails on an existing row,
+	// instead of a read first (see insertAbsent).
+	absent bool
+	cond   table.Cond
 }
 
 // prepared is a put's item made ready before the batch: normalized,
@@ -129,6 +134,7 @@ func (t *Table) commitBatch(batch []*pending) {
 		cache:  &t.cache,
 		load:   tx.StmtContext(ctx, t.load),
 		upsert: tx.StmtContext(ctx, t.upsert),
+		insert: tx.StmtContext(ctx, t.insert),
 		remove: tx.StmtContext(ctx, t.remove),
 	}
 	now := t.nowSeconds()
@@ -142,9 +148,17 @@ func (t *Table) commitBatch(batch []*pending) {
 			p.err = err
 			continue
 		}
+		failed, err := insertAbsent(ctx, stmts, now, steps)
+		if err == nil && failed >= 0 {
+			p.err = canceledAt(len(steps), failed)
+			continue
+		}
 		for _, s := range steps {
-			if err = writeStep(ctx, stmts, s); err != nil {
+			if err != nil {
 				break
+			}
+			if !s.absent {
+				err = writeStep(ctx, stmts, s)
 			}
 		}
 		if err != nil {
@@ -192,9 +206,72 @@ func resolveAll(ctx context.Context, stmts txStmts, now float64, actions []table
 		anyFailed = anyFailed || !ok
 	}
 	if anyFailed {
+		// The puts whose condition the INSERT would have checked are
+		// checked here, so that the error names every failed action.
+		for i, s := range steps {
+			if s.absent {
+				cur, err := load(ctx, stmts, now, s.key)
+				if err != nil {
+					return nil, fmt.Errorf("sqlitetable: action %d: %w", i, err)
+				}
+				failed[i] = cur != nil
+			}
+		}
 		return nil, &table.TxCanceledError{Failed: failed}
 	}
 	return steps, nil
+}
+
+// canceledAt is the cancellation of an n-action transaction whose action
+// i found its condition false.
+func canceledAt(n, i int) error {
+	failed := make([]bool, n)
+	failed[i] = true
+	return &table.TxCanceledError{Failed: failed}
+}
+
+// insertAbsent writes a transaction's puts that must not replace an item
+// (an audit record, a new workflow's items), before its other writes. Each
+// is an INSERT: on a fresh key, the common case, that costs no read. When
+// the key's row exists, the condition is evaluated on it (an expired item
+// counts as absent, and is replaced); if it fails, the rows inserted
+// before it are deleted again, and failed is that action's index. An
+// error is the database's, as writeStep's.
+func insertAbsent(ctx context.Context, tx txStmts, now float64, steps []step) (failed int, err error) {
+	var inserted []table.Key
+	for i, s := range steps {
+		if !s.absent {
+			continue
+		}
+		tx.cache.forget(s.key)
+		ok, err := insertRow(ctx, tx, s)
+		if err != nil {
+			return -1, err
+		}
+		if !ok {
+			cur, err := load(ctx, tx, now, s.key)
+			if err != nil {
+				return -1, err
+			}
+			holds, err := table.Eval(s.cond, cur)
+			if err != nil {
+				return -1, err
+			}
+			if !holds {
+				for _, k := range inserted {
+					if _, err := tx.remove.ExecContext(ctx, k.PK, k.SK); err != nil {
+						return -1, fmt.Errorf("sqlitetable: undo %s: %w", k, interpretError(err))
+					}
+				}
+				return i, nil
+			}
+			if err := writeStep(ctx, tx, s); err != nil { // replaces the expired row
+				return -1, err
+			}
+		}
+		inserted = append(inserted, s.key)
+	}
+	return -1, nil
 }
 
 func actionKey(a table.TxAction) (table.Key, error) {
@@ -222,6 +299,9 @@ func actionKey(a table.TxAction) (table.Key, error) {
 // A put arrives prepared (put); its item does not depend on the current one.
 func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction, put prepared) (s step, ok bool, err error) {
 	key, _ := actionKey(a)
+	if x, ok := a.(table.TxPut); ok && onlyIfAbsent(x.Cond) {
+		return step{key: key, write: true, after: put.after, raw: put.raw, absent: true, cond: x.Cond}, true, nil
+	}
 	cur, err := load(ctx, tx, now, key)
 	if err != nil {
 		return step{}, false, err
@@ -250,6 +330,12 @@ func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction, put
 		s.write = false
 	}
 	return s, true, nil
+}
+
+// onlyIfAbsent reports whether cond is "no item has this key".
+func onlyIfAbsent(cond table.Cond) bool {
+	c, ok := cond.(table.NotExists)
+	return ok && (c.Path == table.AttrPK || c.Path == table.AttrSK)
 }
 
 func actionCond(a table.TxAction) table.Cond {
@@ -315,8 +401,8 @@ func indexKeys(it table.Item, pkAttr, skAttr string) (any, any) {
 // txStmts are the writer's prepared statements bound to one transaction,
 // and the writer's item cache.
 type txStmts struct {
-	load, upsert, remove *sql.Stmt
-	cache                *itemCache
+	load, upsert, insert, remove *sql.Stmt
+	cache                        *itemCache
 }
 
 // writeStep writes one resolved action and keeps the cache in step: an
@@ -337,11 +423,41 @@ func writeStep(ctx context.Context, tx txStmts, s step) error {
 		}
 		return nil
 	}
+	args, err := rowArgs(s)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.upsert.ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("sqlitetable: write %s: %w", s.key, interpretError(err))
+	}
+	return nil
+}
+
+// insertRow writes s's item as a new row; ok is false when a row with its
+// key exists (and nothing was written).
+func insertRow(ctx context.Context, tx txStmts, s step) (ok bool, err error) {
+	args, err := rowArgs(s)
+	if err != nil {
+		return false, err
+	}
+	_, err = tx.insert.ExecContext(ctx, args...)
+	switch {
+	case err == nil:
+		return true, nil
+	case isConstraint(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("sqlitetable: write %s: %w", s.key, interpretError(err))
+}
+
+// rowArgs are the column values of s's item, in the order the upsert and
+// insert statements take them.
+func rowArgs(s step) ([]any, error) {
 	raw := s.raw
 	if raw == "" {
 		b, err := jsonvalue.Append(make([]byte, 0, 512), map[string]any(s.after), false)
 		if err != nil {
-			return fmt.Errorf("sqlitetable: encode %s: %w", s.key, err)
+			return nil, fmt.Errorf("sqlitetable: encode %s: %w", s.key, err)
 		}
 		raw = string(b)
 	}
@@ -351,8 +467,5 @@ func writeStep(ctx context.Context, tx txStmts, s step) error {
 	if f, ok := s.after[table.AttrTTL].(float64); ok {
 		ttl = f // a ttl that is not a number never expires, as on DynamoDB
 	}
-	if _, err := tx.upsert.ExecContext(ctx, s.key.PK, s.key.SK, g1pk, g1sk, g2pk, g2sk, ttl, raw); err != nil {
-		return fmt.Errorf("sqlitetable: write %s: %w", s.key, interpretError(err))
-	}
-	return nil
+	return []any{s.key.PK, s.key.SK, g1pk, g1sk, g2pk, g2sk, ttl, raw}, nil
 }

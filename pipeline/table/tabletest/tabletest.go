@@ -736,6 +736,12 @@ func testTransactAtomic(t *testing.T, tb table.Table, _ config) {
 			table.TxUpdate{Key: key(pk, "D"), Updates: []table.Update{table.Set{Path: "x", Value: 1}}, Cond: table.Equals{Path: "x", Value: 0}},
 			table.TxPut{Item: item(pk, "Q")},
 		}},
+		{"put on existing after fresh puts", []bool{false, false, false, true}, []table.TxAction{
+			table.TxPut{Item: item(pk, "P"), Cond: table.NotExists{Path: table.AttrPK}},
+			table.TxPut{Item: item(pk, "P2"), Cond: table.NotExists{Path: table.AttrPK}},
+			table.TxUpdate{Key: key(pk, "U"), Updates: []table.Update{table.Add{Path: "n", Delta: 1}}},
+			table.TxPut{Item: item(pk, "D", "v", "replaced"), Cond: table.NotExists{Path: table.AttrPK}},
+		}},
 		{"delete of missing guarded", []bool{false, true}, []table.TxAction{
 			table.TxUpdate{Key: key(pk, "U"), Updates: []table.Update{table.Set{Path: "n", Value: 100}}},
 			table.TxDelete{Key: key(pk, "GONE"), Cond: table.Exists{Path: table.AttrPK}},
