@@ -25,21 +25,17 @@ func (c *countingTable) Update(ctx context.Context, key table.Key, updates []tab
 	return c.Table.Update(ctx, key, updates, cond)
 }
 
-// 3,000 pages finished by four workers over 2.5 simulated seconds cost the
-// first write (once the step has run FirstProgressAfter), one a second and
-// the final one — and the last write holds
-// the whole count.
-func TestProgressRecorderBoundsWrites(t *testing.T) {
-	t.Parallel()
+// parsingWorkflow opens a SQLite table, counting its updates, and a
+// repository on clock, and creates a workflow whose format_parser is in
+// progress.
+func parsingWorkflow(t *testing.T, clock func() time.Time) (*pipeline.Repository, *countingTable, string) {
+	t.Helper()
 	sq, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sq.Close() })
 	tb := &countingTable{Table: sq}
-	var ticks atomic.Int64 // one per page: 3,000 pages in 2.5 s
-	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return base.Add(time.Duration(ticks.Load()) * 2500 * time.Millisecond / 3000) }
 	repo := pipeline.NewRepository(tb, pipeline.WithClock(clock))
 	ctx := t.Context()
 	doc := pipeline.Document{ProjectID: "p", ID: pipeline.NewID(), SHA256: "abc"}
@@ -51,9 +47,22 @@ func TestProgressRecorderBoundsWrites(t *testing.T) {
 	if _, err := repo.TransitionStep(ctx, ref, pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
 		t.Fatal(err)
 	}
+	return repo, tb, wf.ID
+}
+
+// 3,000 pages finished by four workers over 2.5 simulated seconds cost the
+// first write (once the step has run FirstProgressAfter), one a second and
+// the final one — and the last write holds the whole count.
+func TestProgressRecorderBoundsWrites(t *testing.T) {
+	t.Parallel()
+	var ticks atomic.Int64 // one per page: 3,000 pages in 2.5 s
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return base.Add(time.Duration(ticks.Load()) * 2500 * time.Millisecond / 3000) }
+	repo, tb, wfID := parsingWorkflow(t, clock)
+	ctx := t.Context()
 
 	before := tb.updates.Load()
-	rec := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 3000, "pages")
+	rec := repo.NewProgressRecorder(wfID, pipeline.StepFormatParser, 3000, "pages")
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
@@ -68,7 +77,7 @@ func TestProgressRecorderBoundsWrites(t *testing.T) {
 	if writes := tb.updates.Load() - before; writes < 2 || writes > 5 {
 		t.Errorf("%d progress writes for 3,000 pages in 2.5 s, want the first, one a second and the last", writes)
 	}
-	p, err := repo.GetProgress(ctx, wf.ID)
+	p, err := repo.GetProgress(ctx, wfID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +90,13 @@ func TestProgressRecorderBoundsWrites(t *testing.T) {
 	// says it all.
 	before = tb.updates.Load()
 	ticks.Store(0)
-	one := repo.NewProgressRecorder(wf.ID, pipeline.StepOCR, 1, "pages")
+	one := repo.NewProgressRecorder(wfID, pipeline.StepOCR, 1, "pages")
 	one.Add(ctx, 1)
 	one.Finish(ctx)
 	if writes := tb.updates.Load() - before; writes != 0 {
 		t.Errorf("%d progress writes for a step of one unit done at once, want 0", writes)
 	}
-	if p, err = repo.GetProgress(ctx, wf.ID); err != nil {
+	if p, err = repo.GetProgress(ctx, wfID); err != nil {
 		t.Fatal(err)
 	}
 	if got := p.Steps[pipeline.StepOCR].Progress; got != nil {
@@ -100,31 +109,17 @@ func TestProgressRecorderBoundsWrites(t *testing.T) {
 // final count.
 func TestProgressRecorderWritesAStalledStep(t *testing.T) {
 	t.Parallel()
-	sq, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sq.Close() })
-	repo := pipeline.NewRepository(sq)
+	repo, _, wfID := parsingWorkflow(t, time.Now)
 	ctx := t.Context()
-	doc := pipeline.Document{ProjectID: "p", ID: pipeline.NewID(), SHA256: "abc"}
-	wf := pipeline.Workflow{ID: pipeline.NewID(), ProjectID: "p", DocumentID: doc.ID}
-	if err := repo.CreateWorkflow(ctx, doc, wf, pipelinefile.Default().Stages); err != nil {
-		t.Fatal(err)
-	}
-	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: doc.ID, WorkflowID: wf.ID}
-	if _, err := repo.TransitionStep(ctx, ref, pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
-		t.Fatal(err)
-	}
 	stored := func() *pipeline.StepRunProgress {
 		t.Helper()
-		p, err := repo.GetProgress(ctx, wf.ID)
+		p, err := repo.GetProgress(ctx, wfID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p.Steps[pipeline.StepFormatParser].Progress
 	}
-	rec := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 3, "pages")
+	rec := repo.NewProgressRecorder(wfID, pipeline.StepFormatParser, 3, "pages")
 	rec.Add(ctx, 1)
 	for deadline := time.Now().Add(time.Minute); stored() == nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -145,28 +140,13 @@ func TestProgressRecorderWritesAStalledStep(t *testing.T) {
 // more, within the same bound on writes.
 func TestProgressRecorderSet(t *testing.T) {
 	t.Parallel()
-	sq, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sq.Close() })
-	tb := &countingTable{Table: sq}
 	var now atomic.Int64
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	repo := pipeline.NewRepository(tb, pipeline.WithClock(func() time.Time { return base.Add(time.Duration(now.Load())) }))
+	repo, tb, wfID := parsingWorkflow(t, func() time.Time { return base.Add(time.Duration(now.Load())) })
 	ctx := t.Context()
-	doc := pipeline.Document{ProjectID: "p", ID: pipeline.NewID(), SHA256: "abc"}
-	wf := pipeline.Workflow{ID: pipeline.NewID(), ProjectID: "p", DocumentID: doc.ID}
-	if err := repo.CreateWorkflow(ctx, doc, wf, pipelinefile.Default().Stages); err != nil {
-		t.Fatal(err)
-	}
-	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: doc.ID, WorkflowID: wf.ID}
-	if _, err := repo.TransitionStep(ctx, ref, pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
-		t.Fatal(err)
-	}
 	stored := func() pipeline.StepRunProgress {
 		t.Helper()
-		p, err := repo.GetProgress(ctx, wf.ID)
+		p, err := repo.GetProgress(ctx, wfID)
 		if err != nil || p.Steps[pipeline.StepFormatParser].Progress == nil {
 			t.Fatalf("progress: %+v, %v", p, err)
 		}
@@ -174,7 +154,7 @@ func TestProgressRecorderSet(t *testing.T) {
 	}
 
 	before := tb.updates.Load()
-	rec := repo.NewProgressRecorder(wf.ID, pipeline.StepFormatParser, 0, "rows")
+	rec := repo.NewProgressRecorder(wfID, pipeline.StepFormatParser, 0, "rows")
 	rec.Set(ctx, 1, 10)
 	if writes := tb.updates.Load() - before; writes != 0 {
 		t.Errorf("a Set as the step began was written")
