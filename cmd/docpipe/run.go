@@ -198,11 +198,12 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 	if err != nil {
 		return nil, err
 	}
-	lp := &localPipeline{backend: b, admission: newAdmission(b.Repo)}
+	lp := &localPipeline{backend: b}
 	if f.cost {
 		lp.meter = &metered.Meter{}
 		b.Meter(lp.meter)
 	}
+	lp.admission = newAdmission(b.Repo) // on the metered repository, if any
 	level := slog.LevelWarn
 	if f.verbose {
 		level = slog.LevelDebug
