@@ -200,16 +200,24 @@ func TestFlushRetriesFailedSync(t *testing.T) {
 	}
 }
 
-// Concurrent Flushes share syncs: never more syncs than Flush calls that
-// found something new, and every Put is covered once all have returned.
-func TestConcurrentFlushesShareSyncs(t *testing.T) {
-	t.Parallel()
+// countingStore returns a store in a new directory whose syncs are only
+// counted.
+func countingStore(t *testing.T) (*dirblob.Store, *atomic.Int64) {
+	t.Helper()
 	s, err := dirblob.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var syncs atomic.Int64
+	syncs := new(atomic.Int64)
 	dirblob.SetSyncHook(s, func(string) error { syncs.Add(1); return nil })
+	return s, syncs
+}
+
+// Concurrent Flushes share syncs: never more syncs than Flush calls that
+// found something new, and every Put is covered once all have returned.
+func TestConcurrentFlushesShareSyncs(t *testing.T) {
+	t.Parallel()
+	s, syncs := countingStore(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for i := range 16 {
@@ -237,12 +245,7 @@ func TestConcurrentFlushesShareSyncs(t *testing.T) {
 // it; a Put under another mark, or under none, does not make it sync.
 func TestFlushUnderWriteMark(t *testing.T) {
 	t.Parallel()
-	s, err := dirblob.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var syncs atomic.Int64
-	dirblob.SetSyncHook(s, func(string) error { syncs.Add(1); return nil })
+	s, syncs := countingStore(t)
 	ctx := context.Background()
 	idle, busy, other := blob.WithWriteMark(ctx), blob.WithWriteMark(ctx), blob.WithWriteMark(ctx)
 

@@ -153,12 +153,14 @@ func (t *Table) commitBatch(batch []*pending) {
 			p.err = canceledAt(len(steps), failed)
 			continue
 		}
-		for _, s := range steps {
-			if err != nil {
-				break
-			}
-			if !s.absent {
-				err = writeStep(ctx, stmts, s)
+		if err == nil {
+			for _, s := range steps {
+				if s.absent {
+					continue // written by insertAbsent
+				}
+				if err = writeStep(ctx, stmts, s); err != nil {
+					break
+				}
 			}
 		}
 		if err != nil {

@@ -269,18 +269,24 @@ func pagesBody(n, pageChars int) string {
 	return b.String()
 }
 
+// layoutBodies returns a document body in each layout Stream tells apart:
+// pages, sections (size random blocks without breaks) and a fallback (a
+// few pages, then size blocks after the last break), drawn from seed.
+func layoutBodies(pages, size int, seed uint64) map[string]string {
+	return map[string]string{
+		"pages":    pagesBody(pages, 2000),
+		"sections": randomBody(rand.New(rand.NewPCG(seed, seed+1)), size, 0),
+		"fallback": pagesBody(3, 2000) + pageBreak + randomBody(rand.New(rand.NewPCG(seed+2, seed+3)), size, 0),
+	}
+}
+
 // A cancelled context stops Stream with the context's error, whether it
 // was cancelled before the start or while units were being emitted, in
 // each layout and at each threshold; runStream checks that no spill file
 // is left behind.
 func TestStreamCancel(t *testing.T) {
 	t.Parallel()
-	docs := map[string]string{
-		"pages":    pagesBody(40, 2000),
-		"sections": randomBody(rand.New(rand.NewPCG(1, 2)), 4000, 0),
-		"fallback": pagesBody(3, 2000) + pageBreak + randomBody(rand.New(rand.NewPCG(3, 4)), 4000, 0),
-	}
-	for name, body := range docs {
+	for name, body := range layoutBodies(40, 4000, 1) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			path := docxFile(t, body)
@@ -317,12 +323,7 @@ func TestStreamCancel(t *testing.T) {
 func TestStreamEmitError(t *testing.T) {
 	t.Parallel()
 	stop := errors.New("stop")
-	docs := map[string]string{
-		"pages":    pagesBody(20, 2000),
-		"sections": randomBody(rand.New(rand.NewPCG(5, 6)), 2000, 0),
-		"fallback": pagesBody(3, 2000) + pageBreak + randomBody(rand.New(rand.NewPCG(7, 8)), 2000, 0),
-	}
-	for name, body := range docs {
+	for name, body := range layoutBodies(20, 2000, 5) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			path := docxFile(t, body)

@@ -73,7 +73,7 @@ func TestStreamMemoryIsBounded(t *testing.T) {
 // Extract was before.
 func BenchmarkStream(b *testing.B) {
 	for _, layout := range []string{layoutParagraphs, layoutOneLine, layoutLatin1} {
-		for _, mb := range []int{1, 10, 100} {
+		for _, mb := range extracttest.ScalingSizes() {
 			path := filepath.Join(b.TempDir(), "in.txt")
 			if err := writeText(path, mb<<20, layout); err != nil {
 				b.Fatal(err)
