@@ -22,14 +22,14 @@ func (r *Repository) GetProgress(ctx context.Context, workflowID string) (StepPr
 // (a retried change that committed before); a step in any other state gives
 // an error matching ErrStale and table.ErrConditionFailed.
 func (r *Repository) TransitionStep(ctx context.Context, ref WorkflowRef, step string, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
-	return r.transitionStep(ctx, ref, step, "", from, to, errMsg, nil)
+	return r.transitionStep(ctx, ref, StepChange{Step: step, From: from, To: to, Error: errMsg})
 }
 
 // TransitionStepWithInfo is TransitionStep that also records what the step
 // learned about the workflow (UpdateWorkflowInfo's fields) in the same
 // transaction: the step's outcome and its findings commit together.
 func (r *Repository) TransitionStepWithInfo(ctx context.Context, ref WorkflowRef, step string, from []StepStatus, to StepStatus, errMsg string, info WorkflowInfo) (bool, error) {
-	return r.transitionStep(ctx, ref, step, "", from, to, errMsg, &info)
+	return r.transitionStep(ctx, ref, StepChange{Step: step, From: from, To: to, Error: errMsg, Info: &info})
 }
 
 // TransitionStepFrom is TransitionStep for a caller that has just read the
@@ -37,16 +37,24 @@ func (r *Repository) TransitionStepWithInfo(ctx context.Context, ref WorkflowRef
 // conditional transaction, without reading the step again. When the step
 // has moved on since, it proceeds as TransitionStep does.
 func (r *Repository) TransitionStepFrom(ctx context.Context, ref WorkflowRef, step string, seen StepStatus, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
-	switch {
-	case seen == to:
-		return false, nil // a retried change that committed before
-	case !slices.Contains(from, seen):
-		seen = ""
-	}
-	return r.transitionStep(ctx, ref, step, seen, from, to, errMsg, nil)
+	return r.transitionStepFrom(ctx, ref, StepChange{Step: step, Seen: seen, From: from, To: to, Error: errMsg})
 }
 
-func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, step string, seen StepStatus, from []StepStatus, to StepStatus, errMsg string, info *WorkflowInfo) (bool, error) {
+// transitionStepFrom applies one change as TransitionStepFrom does.
+func (r *Repository) transitionStepFrom(ctx context.Context, ref WorkflowRef, c StepChange) (bool, error) {
+	switch {
+	case c.Seen == c.To:
+		return false, nil // a retried change that committed before
+	case !slices.Contains(c.From, c.Seen):
+		c.Seen = ""
+	}
+	return r.transitionStep(ctx, ref, c)
+}
+
+// transitionStep applies one change: from c.Seen when the caller saw the
+// step there, else from the state read here.
+func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, c StepChange) (bool, error) {
+	step, seen, from, to, errMsg, info := c.Step, c.Seen, c.From, c.To, c.Error, c.Info
 	if err := validName("step", step); err != nil {
 		return false, err
 	}
@@ -69,7 +77,7 @@ func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, step s
 	applied := false
 	what := func() string { return fmt.Sprintf("step %s of %s", step, ref.WorkflowID) }
 	err := r.retry(ctx, what, func() error {
-		actions, err := r.transitionActions(ref.WorkflowID, step, cur, to, errMsg)
+		actions, err := r.transitionActions(ref.WorkflowID, step, cur, to, errMsg, c.At)
 		if err != nil {
 			return err
 		}
@@ -109,6 +117,12 @@ type StepChange struct {
 	From  []StepStatus
 	To    StepStatus
 	Error string
+	// Info is what the step learned about the workflow, recorded with the
+	// change (as TransitionStepWithInfo does); nil records nothing more.
+	Info *WorkflowInfo
+	// At is when the change happened; zero means when it is written. A
+	// completion recorded with the next step's start keeps its own time.
+	At time.Time
 }
 
 // TransitionSteps moves several steps of one workflow in one transaction,
@@ -129,42 +143,58 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 	}
 	oneByOne := func(cs []StepChange) error {
 		for _, c := range cs {
-			if _, err := r.TransitionStepFrom(ctx, ref, c.Step, c.Seen, c.From, c.To, c.Error); err != nil {
+			if _, err := r.transitionStepFrom(ctx, ref, c); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	// A transaction holds the step item's update and one audit item per
-	// change.
-	if len(todo) < 2 || len(todo) >= table.MaxTransactItems {
+	// A transaction holds the step item's update, one audit item per change
+	// and, when a change records info, both workflow items.
+	if len(todo) < 2 || len(todo)+2 >= table.MaxTransactItems {
 		return oneByOne(todo)
 	}
 	var change table.TxUpdate
+	var updatedAt table.Set
 	var conds table.And
-	audits := make([]table.TxAction, 0, len(todo))
+	audits := make([]table.TxAction, 0, len(todo)+2)
+	infos := 0
 	for _, c := range todo {
 		if !slices.Contains(c.From, c.Seen) {
 			return oneByOne(todo)
 		}
-		acts, err := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error)
+		acts, err := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error, c.At)
 		if err != nil {
 			return err
 		}
+		if c.Info != nil {
+			if infos++; infos > 1 {
+				return oneByOne(todo) // each workflow item takes one update per transaction
+			}
+			wf, stepUpdates, err := r.workflowInfoActions(ref, *c.Info)
+			if err != nil {
+				return err
+			}
+			u := acts[0].(table.TxUpdate)
+			u.Updates = append(u.Updates, stepUpdates...)
+			acts[0] = u
+			audits = append(audits, wf...)
+		}
 		u := acts[0].(table.TxUpdate)
-		if change.Key.PK == "" {
-			change.Key, change.Updates = u.Key, u.Updates
-		} else {
-			// Every change sets updated_at; one expression may set it once.
-			for _, up := range u.Updates {
-				if set, ok := up.(table.Set); !ok || set.Path != pathUpdatedAt {
-					change.Updates = append(change.Updates, up)
-				}
+		change.Key = u.Key
+		// Every change sets updated_at; one expression may set it once, to
+		// the last change's time.
+		for _, up := range u.Updates {
+			if set, ok := up.(table.Set); ok && set.Path == pathUpdatedAt {
+				updatedAt = set
+			} else {
+				change.Updates = append(change.Updates, up)
 			}
 		}
 		conds = append(conds, u.Cond)
 		audits = append(audits, acts[1])
 	}
+	change.Updates = append(change.Updates, updatedAt)
 	change.Cond = conds
 	err := r.t.Transact(ctx, append([]table.TxAction{change}, audits...))
 	if lostRace(err) {
@@ -192,8 +222,11 @@ func (r *Repository) stepFrom(ctx context.Context, workflowID, step string, from
 	return st, false, nil
 }
 
-func (r *Repository) transitionActions(workflowID, step string, from, to StepStatus, errMsg string) ([]table.TxAction, error) {
-	now := r.now().UTC()
+func (r *Repository) transitionActions(workflowID, step string, from, to StepStatus, errMsg string, when time.Time) ([]table.TxAction, error) {
+	now := when.UTC()
+	if when.IsZero() {
+		now = r.now().UTC()
+	}
 	at := FormatTime(now)
 	updates := []table.Update{
 		table.Set{Path: stepPath(step, "status"), Value: string(to)},

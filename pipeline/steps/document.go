@@ -303,7 +303,7 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 	if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
 		return nil, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
 	}
-	if err := h.closeBatchStages(ctx, in.Workflow, "", prog, pipe); err != nil {
+	if err := h.closeBatchStages(ctx, in.Workflow, "", prog, pipe, handedOver(ctx, in.Workflow)...); err != nil {
 		return nil, err
 	}
 	// prog's counters are final (checked above); the segment stages just
@@ -362,6 +362,9 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 		return nil, err
 	}
 	reason := FailureReason(in.Error)
+	if err := recordHandedOver(ctx); err != nil {
+		return nil, err
+	}
 	prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
 	if err != nil {
 		return nil, storageErr("read progress", err)

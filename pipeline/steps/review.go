@@ -32,6 +32,9 @@ func (h *handlers) reviewStage() pipeline.Handler {
 		}
 		_ = json.Unmarshal(payload, &head) // decodeInput read it as JSON already
 		step := in.Step
+		if err := recordHandedOver(ctx); err != nil {
+			return nil, err
+		}
 		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
 		if err != nil {
 			return nil, storageErr("read progress", err)

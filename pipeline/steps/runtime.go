@@ -185,8 +185,11 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 				return nil, storageErr("mark workflow in progress", err)
 			}
 		}
+		// What the step before left to record (pipeline.StepHandoff) is
+		// recorded with this step's first write.
+		left := handedOver(ctx, in.Workflow)
 		if in.Skip {
-			if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe); err != nil {
+			if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe, left...); err != nil {
 				return nil, err
 			}
 			return h.skipStage(ctx, in, st)
@@ -194,7 +197,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		// The segment stages this step waits for close, and the step
 		// starts, in one write.
 		start := pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}
-		if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe, start); err != nil {
+		if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe, append(left, start)...); err != nil {
 			return nil, err
 		}
 		started := time.Now()
@@ -217,14 +220,13 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if err := h.flushBlobs(ctx); err != nil {
 			return nil, err
 		}
-		finished := []pipeline.StepStatus{pipeline.StepInProgress}
-		if res.info != nil {
-			_, err = h.Repo.TransitionStepWithInfo(ctx, in.Workflow, step, finished, to, note, *res.info)
-		} else {
-			_, err = h.Repo.TransitionStep(ctx, in.Workflow, step, finished, to, note)
-		}
-		if err != nil {
-			return nil, storageErr("finish step", err)
+		// On the embedded engine the next step records this completion
+		// with its start; elsewhere it is recorded now.
+		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info}
+		if !pipeline.StepHandoffFrom(ctx).Leave(ctx, h.Repo, in.Workflow, end) {
+			if err := h.Repo.TransitionSteps(ctx, in.Workflow, []pipeline.StepChange{end}); err != nil {
+				return nil, storageErr("finish step", err)
+			}
 		}
 		h.logger().Debug("step done", "step", step, "workflow", in.Workflow.WorkflowID, "took", time.Since(started), "message", res.message)
 		return encodeOutput(pipeline.StepOutput{Step: step, Message: res.message, Doc: res.doc})
@@ -266,7 +268,10 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 			// step already closed.
 			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
 		}
-		if _, err := h.Repo.TransitionStepFrom(ctx, in.Workflow, step, prog.Steps[step].Status, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+		// The first batch starts the stage, with what the step before it
+		// left to record; the others find it started.
+		start := pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}
+		if err := h.Repo.TransitionSteps(ctx, in.Workflow, append(handedOver(ctx, in.Workflow), start)); err != nil {
 			return nil, storageErr("start step", err)
 		}
 		res, err := safeRun(ctx, in, pipe, body)
@@ -309,6 +314,21 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 			what = "start step"
 		}
 		return storageErr(what, err)
+	}
+	return nil
+}
+
+// handedOver takes the completions that earlier steps of this execution
+// left for ref's next step to record (pipeline.StepHandoff).
+func handedOver(ctx context.Context, ref pipeline.WorkflowRef) []pipeline.StepChange {
+	return pipeline.StepHandoffFrom(ctx).Take(ref)
+}
+
+// recordHandedOver records those completions on their own: for a step
+// that does not start the usual way (the review, the failure handler).
+func recordHandedOver(ctx context.Context) error {
+	if err := pipeline.StepHandoffFrom(ctx).Flush(ctx); err != nil {
+		return storageErr("record finished step", err)
 	}
 	return nil
 }

@@ -74,7 +74,15 @@ func (e *Engine) Run(ctx context.Context, def pipeline.Definition, version int, 
 	if err != nil {
 		return err
 	}
+	// The steps run one after the other in this process: each records the
+	// completion of the one before with its own start (StepHandoff). What
+	// the last one left is recorded here, also when the run was cancelled:
+	// the step did finish.
+	ctx, handoff := pipeline.WithStepHandoff(ctx)
 	_, err = e.interp.Execute(ctx, sm, input.Workflow.WorkflowID, raw)
+	if ferr := handoff.Flush(context.WithoutCancel(ctx)); ferr != nil && err == nil {
+		err = ferr
+	}
 	var ee *interp.ExecutionError
 	if errors.As(err, &ee) && ee.Name == steperr.NameReviewPending {
 		return fmt.Errorf("%w: %s", ErrWaitingReview, ee.Cause)

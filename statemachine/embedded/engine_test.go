@@ -3,9 +3,11 @@ package embedded_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/table"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 )
 
@@ -291,5 +294,126 @@ func TestRerunAfterFailureOutsideAStep(t *testing.T) {
 	}
 	if prog.Status != pipeline.WorkflowCompleted || prog.SegmentsDone != prog.TotalSegments {
 		t.Errorf("after re-run: %s, %d/%d", prog.Status, prog.SegmentsDone, prog.TotalSegments)
+	}
+}
+
+// txLog records the transactions a table is asked to commit.
+type txLog struct {
+	table.Table
+	mu  sync.Mutex
+	txs [][]table.TxAction
+}
+
+func (l *txLog) Transact(ctx context.Context, actions []table.TxAction) error {
+	err := l.Table.Transact(ctx, actions)
+	if err == nil {
+		l.mu.Lock()
+		l.txs = append(l.txs, actions)
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// transitionsOf lists the steps whose audit items a transaction holds, as
+// "step:from>to".
+func transitionsOf(actions []table.TxAction) []string {
+	var out []string
+	for _, a := range actions {
+		put, ok := a.(table.TxPut)
+		if !ok || !strings.HasPrefix(put.Item.Key().SK, "TRANSITION#") {
+			continue
+		}
+		data, _ := put.Item["data"].(map[string]any)
+		out = append(out, fmt.Sprintf("%v:%v>%v", data["step"], data["from"], data["to"]))
+	}
+	return out
+}
+
+// On the embedded engine a document step's completion is recorded in the
+// same transaction as the next step's start, and still audited on its own
+// with its own time: the history reads exactly as if each change had been
+// written alone.
+func TestStepCompletionIsRecordedWithTheNextStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tbl, err := sqlitetable.Open(filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	log := &txLog{Table: tbl}
+	blobs, err := dirblob.New(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := pipeline.NewRepository(log)
+	reg := pipeline.NewRegistry()
+	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, TempDir: dir})
+	eng, err := embedded.New(reg, blobs, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig := &pipeline.Ingester{Repo: repo, Blobs: blobs, Definition: pipelinefile.Default(), Bucket: "local"}
+	ctx := context.Background()
+	if err := ig.EnsureProject(ctx, "p", "p"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "a.txt", FileURI: "a.txt", Body: strings.NewReader("One page of text about Hamburg.\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	log.txs = nil
+	log.mu.Unlock()
+	if err := eng.Run(ctx, ig.Definition, 0, ig.ExecutionInput(r)); err != nil {
+		t.Fatal(err)
+	}
+
+	var together []string
+	for _, tx := range log.txs {
+		together = append(together, strings.Join(transitionsOf(tx), " + "))
+	}
+	for _, want := range []string{
+		"segment_prep:in_progress>completed + format_parser:pending>in_progress",
+		"format_parser:in_progress>completed + ocr:pending>in_progress",
+		"ocr:in_progress>completed + segment_builder:pending>in_progress",
+		"segment_builder:in_progress>completed + segment_analyzer:pending>in_progress",
+		"graph_builder:in_progress>completed + document_summarizer:pending>in_progress",
+	} {
+		if !slices.Contains(together, want) {
+			t.Errorf("no transaction records %q; transactions:\n%s", want, strings.Join(together, "\n"))
+		}
+	}
+
+	history, err := repo.ListTransitions(ctx, r.Workflow.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, ended := map[string]string{}, map[string]string{}
+	for i, tr := range history {
+		if i > 0 && tr.At < history[i-1].At {
+			t.Errorf("transition %d (%s %s>%s at %s) is older than the one before (%s)", i, tr.Step, tr.From, tr.To, tr.At, history[i-1].At)
+		}
+		switch tr.To {
+		case pipeline.StepInProgress:
+			started[tr.Step] = tr.At
+		case pipeline.StepCompleted:
+			ended[tr.Step] = tr.At
+		}
+	}
+	prog, err := repo.GetProgress(ctx, r.Workflow.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prog.Status != pipeline.WorkflowCompleted {
+		t.Fatalf("workflow %s (%s)", prog.Status, prog.Error)
+	}
+	for _, st := range pipelinefile.Default().Stages {
+		if started[st.Name] == "" || ended[st.Name] == "" {
+			t.Errorf("%s: started %q, completed %q", st.Name, started[st.Name], ended[st.Name])
+		}
+		if got := prog.Steps[st.Name]; got.Status != pipeline.StepCompleted || got.EndedAt != ended[st.Name] {
+			t.Errorf("%s: step item says %s, ended %s; the audit says completed at %s", st.Name, got.Status, got.EndedAt, ended[st.Name])
+		}
 	}
 }
