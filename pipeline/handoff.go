@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -18,13 +20,21 @@ import (
 // resumed run does the step again. Whatever is left when the execution
 // ends is flushed by whoever installed the handoff.
 //
+// The handoff also carries the step item as the execution last read and
+// wrote it, so that the next step need not read it again. A step that
+// starts from it makes its start conditional on the workflow's status as
+// well (StepChange.Workflow): if anything else has changed the workflow,
+// the start fails, and the step reads the item afresh and decides again.
+//
 // Engines whose steps run in separate invocations (Lambda, activity
-// workers) install none, and every step records its own completion.
+// workers) install none, and every step records its own completion and
+// reads the step item itself.
 type StepHandoff struct {
-	mu      sync.Mutex
-	repo    *Repository
-	ref     WorkflowRef
-	pending []StepChange
+	mu       sync.Mutex
+	repo     *Repository
+	ref      WorkflowRef
+	pending  []StepChange
+	progress *StepProgress // nil: the next step reads the item afresh
 }
 
 type handoffKey struct{}
@@ -80,6 +90,21 @@ func (h *StepHandoff) Take(ref WorkflowRef) []StepChange {
 	return p
 }
 
+// Restore puts back changes taken whose transaction failed, so that they
+// are recorded later instead of lost.
+func (h *StepHandoff) Restore(ref WorkflowRef, changes []StepChange) {
+	if h == nil || len(changes) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.pending) > 0 && h.ref != ref {
+		return
+	}
+	h.ref = ref
+	h.pending = append(slices.Clone(changes), h.pending...)
+}
+
 // Flush records the changes left, on their own. A step that records
 // nothing of its own (the review, the failure handler) flushes first, and
 // so does the engine when the execution ends.
@@ -95,4 +120,52 @@ func (h *StepHandoff) Flush(ctx context.Context) error {
 		return nil
 	}
 	return repo.TransitionSteps(ctx, ref, p)
+}
+
+// Progress returns the step item of workflowID as the execution last knew
+// it, and whether there was one.
+func (h *StepHandoff) Progress(workflowID string) (StepProgress, bool) {
+	if h == nil {
+		return StepProgress{}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.progress == nil || h.progress.WorkflowID != workflowID {
+		return StepProgress{}, false
+	}
+	p := *h.progress
+	p.Steps = maps.Clone(p.Steps)
+	return p, true
+}
+
+// Remember keeps p, the step item as read, with the changes just committed
+// applied: what the next step starts from.
+func (h *StepHandoff) Remember(p StepProgress, committed []StepChange) {
+	if h == nil {
+		return
+	}
+	p.Steps = maps.Clone(p.Steps)
+	for _, c := range committed {
+		st := p.Steps[c.Step]
+		st.Status = c.To
+		p.Steps[c.Step] = st
+		if c.Info != nil && c.Info.TotalSegments != nil {
+			p.TotalSegments = *c.Info.TotalSegments
+		}
+	}
+	h.mu.Lock()
+	h.progress = &p
+	h.mu.Unlock()
+}
+
+// Forget drops the step item kept: the next step reads it afresh. Steps
+// that change what the item says in ways Remember does not follow (the
+// segment counters, a review) forget it.
+func (h *StepHandoff) Forget() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.progress = nil
+	h.mu.Unlock()
 }

@@ -123,6 +123,11 @@ type StepChange struct {
 	// At is when the change happened; zero means when it is written. A
 	// completion recorded with the next step's start keeps its own time.
 	At time.Time
+	// Workflow, when set, makes the change conditional on the workflow's
+	// status too: for a caller that decided from a step item it did not
+	// just read (StepHandoff). If the status differs, or any step has
+	// moved on, nothing is written and the error matches ErrStale.
+	Workflow WorkflowStatus
 }
 
 // TransitionSteps moves several steps of one workflow in one transaction,
@@ -151,17 +156,29 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 	}
 	// A transaction holds the step item's update, one audit item per change
 	// and, when a change records info, both workflow items.
-	if len(todo) < 2 || len(todo)+2 >= table.MaxTransactItems {
+	guarded := slices.ContainsFunc(todo, func(c StepChange) bool { return c.Workflow != "" })
+	if !guarded && (len(todo) < 2 || len(todo)+2 >= table.MaxTransactItems) {
 		return oneByOne(todo)
+	}
+	if guarded && len(todo)+2 >= table.MaxTransactItems {
+		return fmt.Errorf("pipeline: %d guarded step changes of %s do not fit one transaction", len(todo), ref.WorkflowID)
 	}
 	var change table.TxUpdate
 	var updatedAt table.Set
 	var conds table.And
+	var workflow WorkflowStatus // the status a guarded change expects
 	audits := make([]table.TxAction, 0, len(todo)+2)
 	infos := 0
 	for _, c := range todo {
 		if !slices.Contains(c.From, c.Seen) {
+			if guarded {
+				return fmt.Errorf("%w: step %s of %s was seen %s, not %v", ErrStale, c.Step, ref.WorkflowID, c.Seen, c.From)
+			}
 			return oneByOne(todo)
+		}
+		if c.Workflow != "" && workflow == "" {
+			workflow = c.Workflow
+			conds = append(conds, table.Equals{Path: pathStatus, Value: string(workflow)})
 		}
 		acts, err := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error, c.At)
 		if err != nil {
@@ -197,6 +214,10 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 	change.Updates = append(change.Updates, updatedAt)
 	change.Cond = conds
 	err := r.t.Transact(ctx, append([]table.TxAction{change}, audits...))
+	if lostRace(err) && guarded {
+		// The caller decides again from a fresh read.
+		return fmt.Errorf("%w: workflow %s changed since its step item was kept: %v", ErrStale, ref.WorkflowID, err)
+	}
 	if lostRace(err) {
 		return oneByOne(todo)
 	}

@@ -362,6 +362,7 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 		return nil, err
 	}
 	reason := FailureReason(in.Error)
+	pipeline.StepHandoffFrom(ctx).Forget()
 	if err := recordHandedOver(ctx); err != nil {
 		return nil, err
 	}

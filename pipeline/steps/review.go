@@ -32,6 +32,8 @@ func (h *handlers) reviewStage() pipeline.Handler {
 		}
 		_ = json.Unmarshal(payload, &head) // decodeInput read it as JSON already
 		step := in.Step
+		// A decision comes from another process: read the step item afresh.
+		pipeline.StepHandoffFrom(ctx).Forget()
 		if err := recordHandedOver(ctx); err != nil {
 			return nil, err
 		}

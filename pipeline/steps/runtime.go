@@ -154,55 +154,15 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		// The flushes below make durable what this invocation wrote.
 		ctx = blob.WithWriteMark(ctx)
 		step := in.Step
-		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
-		if err != nil {
-			return nil, storageErr("read progress", err)
+		pipe, out, err := h.begin(ctx, in, handler)
+		if err != nil || out != nil {
+			return out, err
 		}
-		pipe, err := h.pipelineOf(ctx, prog)
-		if err != nil {
-			return nil, err
-		}
-		st, err := pipe.stage(step, handler)
-		if err != nil {
-			return nil, err
-		}
-		if done(prog.Steps[step].Status) {
-			out := pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)}
-			if handler == pipeline.StepFormatParser {
-				// The state machine keeps what format_parser returns for
-				// the `when` conditions, also on a resumed run.
-				if out.Doc, err = h.docAttrs(ctx, in.Workflow); err != nil {
-					return nil, err
-				}
-			}
-			return encodeOutput(out)
-		}
-		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
-			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
-		}
-		if prog.Status == pipeline.WorkflowPending {
-			if _, err := h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
-				return nil, storageErr("mark workflow in progress", err)
-			}
-		}
-		// What the step before left to record (pipeline.StepHandoff) is
-		// recorded with this step's first write.
-		left := handedOver(ctx, in.Workflow)
-		if in.Skip {
-			if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe, left...); err != nil {
-				return nil, err
-			}
-			return h.skipStage(ctx, in, st)
-		}
-		// The segment stages this step waits for close, and the step
-		// starts, in one write.
-		start := pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}
-		if err := h.closeBatchStages(ctx, in.Workflow, step, prog, pipe, append(left, start)...); err != nil {
-			return nil, err
-		}
+		handoff := pipeline.StepHandoffFrom(ctx)
 		started := time.Now()
 		res, runErr := safeRun(ctx, in, pipe, body)
 		if runErr != nil {
+			handoff.Forget()
 			h.logger().Info("step failed", "step", step, "workflow", in.Workflow.WorkflowID, "error", runErr)
 			if _, err := h.Repo.TransitionStep(context.WithoutCancel(ctx), in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, runErr.Error()); err != nil {
 				h.logger().Error("record step failure", "step", step, "error", err)
@@ -223,7 +183,8 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		// On the embedded engine the next step records this completion
 		// with its start; elsewhere it is recorded now.
 		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info}
-		if !pipeline.StepHandoffFrom(ctx).Leave(ctx, h.Repo, in.Workflow, end) {
+		if !handoff.Leave(ctx, h.Repo, in.Workflow, end) {
+			handoff.Forget()
 			if err := h.Repo.TransitionSteps(ctx, in.Workflow, []pipeline.StepChange{end}); err != nil {
 				return nil, storageErr("finish step", err)
 			}
@@ -231,6 +192,83 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		h.logger().Debug("step done", "step", step, "workflow", in.Workflow.WorkflowID, "took", time.Since(started), "message", res.message)
 		return encodeOutput(pipeline.StepOutput{Step: step, Message: res.message, Doc: res.doc})
 	})
+}
+
+// begin decides from the step item whether a document step runs, and
+// starts it: out is the step's answer when it does not run (done by an
+// earlier attempt, skipped by its `when`), else pipe is the workflow's
+// pipeline and the step is in progress. The step item is the one the step
+// before kept (pipeline.StepHandoff) when there is one: the start is then
+// also conditional on the workflow's status, and if anything has changed
+// since, the item is read afresh and the decision taken again.
+func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler string) (pipe *workflowPipeline, out []byte, err error) {
+	handoff := pipeline.StepHandoffFrom(ctx)
+	step := in.Step
+	for {
+		prog, kept := handoff.Progress(in.Workflow.WorkflowID)
+		if !kept {
+			if prog, err = h.Repo.GetProgress(ctx, in.Workflow.WorkflowID); err != nil {
+				return nil, nil, storageErr("read progress", err)
+			}
+		}
+		pipe, err := h.pipelineOf(ctx, prog)
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := pipe.stage(step, handler)
+		if err != nil {
+			return nil, nil, err
+		}
+		if done(prog.Steps[step].Status) {
+			out := pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)}
+			if handler == pipeline.StepFormatParser {
+				// The state machine keeps what format_parser returns for
+				// the `when` conditions, also on a resumed run.
+				if out.Doc, err = h.docAttrs(ctx, in.Workflow); err != nil {
+					return nil, nil, err
+				}
+			}
+			b, err := encodeOutput(out)
+			return nil, b, err
+		}
+		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
+			return nil, nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
+		}
+		if prog.Status == pipeline.WorkflowPending {
+			if _, err := h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
+				return nil, nil, storageErr("mark workflow in progress", err)
+			}
+			prog.Status = pipeline.WorkflowInProgress
+		}
+		// The segment stages this step waits for close, what the step
+		// before left to record is recorded, and the step starts (or is
+		// skipped, below), in one write.
+		left := handoff.Take(in.Workflow)
+		changes := append(batchStageChanges(step, prog, pipe), left...)
+		if !in.Skip {
+			changes = append(changes, pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress})
+		}
+		if kept {
+			for i := range changes {
+				changes[i].Workflow = prog.Status
+			}
+		}
+		if err := h.Repo.TransitionSteps(ctx, in.Workflow, changes); err != nil {
+			handoff.Restore(in.Workflow, left)
+			if kept && errors.Is(err, pipeline.ErrStale) {
+				handoff.Forget()
+				continue
+			}
+			return nil, nil, storageErr("start step", err)
+		}
+		if in.Skip {
+			handoff.Forget()
+			b, err := h.skipStage(ctx, in, st)
+			return nil, b, err
+		}
+		handoff.Remember(prog, changes)
+		return pipe, nil, nil
+	}
 }
 
 // batch wraps a segment-scope stage: many invocations share one step
@@ -248,6 +286,9 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 		if in.Batch == nil {
 			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("step %q needs a batch", step)}
 		}
+		// Batches change the segment counters, which the step item kept
+		// for the next step would not show.
+		pipeline.StepHandoffFrom(ctx).Forget()
 		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
 		if err != nil {
 			return nil, storageErr("read progress", err)
@@ -287,6 +328,18 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 // transaction, the changes in also. An empty step (finalize) closes every
 // segment stage.
 func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress, pipe *workflowPipeline, also ...pipeline.StepChange) error {
+	// No flush: each segment's blobs were made durable before its outcome
+	// was recorded (finishSegments), so the stage's blobs are durable
+	// before it is recorded complete.
+	if err := h.Repo.TransitionSteps(ctx, ref, append(batchStageChanges(step, prog, pipe), also...)); err != nil {
+		return storageErr("close segment stages", err)
+	}
+	return nil
+}
+
+// batchStageChanges are the changes that complete the segment stages step
+// waits for (all of them for an empty step).
+func batchStageChanges(step string, prog pipeline.StepProgress, pipe *workflowPipeline) []pipeline.StepChange {
 	var before []string
 	if step != "" {
 		before = pipe.def.Ancestors(step)
@@ -305,17 +358,7 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 			Error: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped),
 		})
 	}
-	// No flush: each segment's blobs were made durable before its outcome
-	// was recorded (finishSegments), so the stage's blobs are durable
-	// before it is recorded complete.
-	if err := h.Repo.TransitionSteps(ctx, ref, append(changes, also...)); err != nil {
-		what := "close segment stages"
-		if len(also) > 0 {
-			what = "start step"
-		}
-		return storageErr(what, err)
-	}
-	return nil
+	return changes
 }
 
 // handedOver takes the completions that earlier steps of this execution
@@ -343,11 +386,13 @@ func (h *handlers) flushBlobs(ctx context.Context) error {
 }
 
 // finishSegments records segment outcomes once the blobs they name are
-// durable.
+// durable. The segment counters change: a step item kept for the next step
+// no longer shows them.
 func (h *handlers) finishSegments(ctx context.Context, workflowID string, fins []pipeline.SegmentFinish) (int, error) {
 	if err := h.flushBlobs(ctx); err != nil {
 		return 0, err
 	}
+	defer pipeline.StepHandoffFrom(ctx).Forget()
 	return h.Repo.FinishSegments(ctx, workflowID, fins)
 }
 
