@@ -19,11 +19,10 @@ func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 
 // step is one action resolved against the current state.
 type step struct {
-	key    table.Key
-	write  bool       // false: a check, nothing to write
-	after  table.Item // nil with write: delete
-	raw    string     // after as JSON, when it was encoded before the batch
-	update bool       // after came from an update: worth caching
+	key   table.Key
+	write bool       // false: a check, nothing to write
+	after table.Item // nil with write: delete
+	raw   string     // after as JSON, when it was encoded before the batch
 	// absent marks a put on condition that no item has its key: the
 	// condition is left to the INSERT, which fails on an existing row,
 	// instead of a read first (see insertAbsent).
@@ -31,18 +30,35 @@ type step struct {
 	cond   table.Cond
 }
 
-// prepared is a put's item made ready before the batch: normalized,
-// checked and encoded by the caller, so that the writer, which every
-// transaction waits for, only reads, compares and writes.
+// prepared is an action's work done by the caller before the batch, so
+// that the writer, which every transaction waits for, mostly compares and
+// writes. A put's item is normalized, checked and encoded. An update is
+// computed on the item the writer's cache holds (base), if any: its
+// condition evaluated, the new item built and encoded; the batch uses that
+// when base is still the item's current version, and computes it again
+// otherwise.
 type prepared struct {
 	after table.Item
 	raw   string
+	base  *cacheEntry // an update computed on this version of the item
+	holds bool        // and its condition held on it
 }
 
-// prepare readies the puts among actions; other actions get a zero entry.
-func prepare(actions []table.TxAction) ([]prepared, error) {
+// prepare readies the actions; those with nothing to prepare get a zero
+// entry.
+func (t *Table) prepare(actions []table.TxAction) ([]prepared, error) {
 	var out []prepared
+	now := t.nowSeconds()
 	for i, a := range actions {
+		if u, ok := a.(table.TxUpdate); ok {
+			if p, ok := t.speculate(u, now); ok {
+				if out == nil {
+					out = make([]prepared, len(actions))
+				}
+				out[i] = p
+			}
+			continue
+		}
 		put, ok := a.(table.TxPut)
 		if !ok {
 			continue
@@ -67,6 +83,32 @@ func prepare(actions []table.TxAction) ([]prepared, error) {
 	return out, nil
 }
 
+// speculate computes update u on the cached version of its item; ok is
+// false when the cache does not hold it, or the update fails (the batch
+// then reports the failure).
+func (t *Table) speculate(u table.TxUpdate, now float64) (p prepared, ok bool) {
+	cur, e, _ := t.cache.get(u.Key, now)
+	if e == nil || cur == nil {
+		return p, false
+	}
+	holds, err := table.Eval(u.Cond, cur)
+	if err != nil {
+		return p, false
+	}
+	if !holds {
+		return prepared{base: e}, true
+	}
+	after, err := table.Apply(cur, u.Updates)
+	if err != nil || validate(after) != nil {
+		return p, false
+	}
+	raw, err := jsonvalue.Append(make([]byte, 0, 1024), map[string]any(after), false)
+	if err != nil {
+		return p, false
+	}
+	return prepared{after: after, raw: string(raw), base: e, holds: true}, true
+}
+
 func (t *Table) transact(ctx context.Context, actions []table.TxAction, results func([]table.Item)) error {
 	if len(actions) == 0 || len(actions) > table.MaxTransactItems {
 		return fmt.Errorf("sqlitetable: a transaction takes 1 to %d actions, got %d", table.MaxTransactItems, len(actions))
@@ -85,7 +127,7 @@ func (t *Table) transact(ctx context.Context, actions []table.TxAction, results 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlitetable: begin: %w", err)
 	}
-	puts, err := prepare(actions)
+	puts, err := t.prepare(actions)
 	if err != nil {
 		return err
 	}
@@ -250,6 +292,9 @@ func insertAbsent(ctx context.Context, tx txStmts, now float64, steps []step) (f
 		if err != nil {
 			return -1, err
 		}
+		if ok {
+			tx.cache.put(s.key, s.after)
+		}
 		if !ok {
 			cur, err := load(ctx, tx, now, s.key)
 			if err != nil {
@@ -261,6 +306,7 @@ func insertAbsent(ctx context.Context, tx txStmts, now float64, steps []step) (f
 			}
 			if !holds {
 				for _, k := range inserted {
+					tx.cache.forget(k)
 					if _, err := tx.remove.ExecContext(ctx, k.PK, k.SK); err != nil {
 						return -1, fmt.Errorf("sqlitetable: undo %s: %w", k, interpretError(err))
 					}
@@ -304,9 +350,16 @@ func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction, put
 	if x, ok := a.(table.TxPut); ok && onlyIfAbsent(x.Cond) {
 		return step{key: key, write: true, after: put.after, raw: put.raw, absent: true, cond: x.Cond}, true, nil
 	}
-	cur, err := load(ctx, tx, now, key)
+	cur, e, err := loadEntry(ctx, tx, now, key)
 	if err != nil {
 		return step{}, false, err
+	}
+	if _, isUpdate := a.(table.TxUpdate); isUpdate && e != nil && e == put.base {
+		// The caller computed this update on the version still current.
+		if !put.holds {
+			return step{}, false, nil
+		}
+		return step{key: key, write: true, after: put.after, raw: put.raw}, true, nil
 	}
 	holds, err := table.Eval(actionCond(a), cur)
 	if err != nil || !holds {
@@ -327,7 +380,6 @@ func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction, put
 		if err := validate(s.after); err != nil {
 			return step{}, false, err
 		}
-		s.update = true
 	case table.TxCheck:
 		s.write = false
 	}
@@ -357,18 +409,26 @@ func actionCond(a table.TxAction) table.Cond {
 // load reads the current item inside the transaction, from the writer's
 // cache when it holds it; an expired item is treated as absent.
 func load(ctx context.Context, tx txStmts, now float64, key table.Key) (table.Item, error) {
-	if it, ok := tx.cache.get(key, now); ok {
-		return it, nil
+	it, _, err := loadEntry(ctx, tx, now, key)
+	return it, err
+}
+
+// loadEntry is load that also returns the item's cache entry, nil when it
+// was not cached.
+func loadEntry(ctx context.Context, tx txStmts, now float64, key table.Key) (table.Item, *cacheEntry, error) {
+	if it, e, cached := tx.cache.get(key, now); cached {
+		return it, e, nil
 	}
 	var raw string
 	err := tx.load.QueryRowContext(ctx, key.PK, key.SK, now).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, interpretError(err)
+		return nil, nil, interpretError(err)
 	}
-	return unmarshalItem(raw)
+	it, err := unmarshalItem(raw)
+	return it, nil, err
 }
 
 // validate enforces the key rules DynamoDB enforces, so a caller that
@@ -407,14 +467,13 @@ type txStmts struct {
 	cache                        *itemCache
 }
 
-// writeStep writes one resolved action and keeps the cache in step: an
-// updated item is cached as written, a put or deleted one is forgotten
-// (puts mostly create items nobody updates again).
+// writeStep writes one resolved action and keeps the cache in step: a put
+// or updated item is cached as written, a deleted one forgotten.
 func writeStep(ctx context.Context, tx txStmts, s step) error {
 	if !s.write {
 		return nil
 	}
-	if s.update {
+	if s.after != nil {
 		tx.cache.put(s.key, s.after)
 	} else {
 		tx.cache.forget(s.key)
