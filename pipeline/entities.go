@@ -173,6 +173,20 @@ type Transition struct {
 	Actor string `json:"actor,omitempty"`
 }
 
+// data is the transition as its item's data, as encode would make it:
+// the audit item every step change writes, built without a JSON round
+// trip.
+func (t Transition) data() map[string]any {
+	m := map[string]any{"id": t.ID, "workflow_id": t.WorkflowID, "step": t.Step, "from": string(t.From), "to": string(t.To), "at": t.At}
+	if t.Error != "" {
+		m["error"] = t.Error
+	}
+	if t.Actor != "" {
+		m["actor"] = t.Actor
+	}
+	return m
+}
+
 // TimeFormat renders timestamps stored in keys and items: fixed width, so
 // lexical order is time order.
 const TimeFormat = "2006-01-02T15:04:05.000000000Z"

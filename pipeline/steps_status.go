@@ -77,10 +77,7 @@ func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, c Step
 	applied := false
 	what := func() string { return fmt.Sprintf("step %s of %s", step, ref.WorkflowID) }
 	err := r.retry(ctx, what, func() error {
-		actions, err := r.transitionActions(ref.WorkflowID, step, cur, to, errMsg, c.At)
-		if err != nil {
-			return err
-		}
+		actions := r.transitionActions(ref.WorkflowID, step, cur, to, errMsg, c.At)
 		if info != nil {
 			wf, stepUpdates, err := r.workflowInfoActions(ref, *info)
 			if err != nil {
@@ -90,7 +87,7 @@ func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, c Step
 			change.Updates = append(change.Updates, stepUpdates...)
 			actions = append([]table.TxAction{change, actions[1]}, wf...)
 		}
-		err = r.t.Transact(ctx, actions)
+		err := r.t.Transact(ctx, actions)
 		if err == nil {
 			applied = true
 			return nil
@@ -180,10 +177,7 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 			workflow = c.Workflow
 			conds = append(conds, table.Equals{Path: pathStatus, Value: string(workflow)})
 		}
-		acts, err := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error, c.At)
-		if err != nil {
-			return err
-		}
+		acts := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error, c.At)
 		if c.Info != nil {
 			if infos++; infos > 1 {
 				return oneByOne(todo) // each workflow item takes one update per transaction
@@ -243,7 +237,7 @@ func (r *Repository) stepFrom(ctx context.Context, workflowID, step string, from
 	return st, false, nil
 }
 
-func (r *Repository) transitionActions(workflowID, step string, from, to StepStatus, errMsg string, when time.Time) ([]table.TxAction, error) {
+func (r *Repository) transitionActions(workflowID, step string, from, to StepStatus, errMsg string, when time.Time) []table.TxAction {
 	now := when.UTC()
 	if when.IsZero() {
 		now = r.now().UTC()
@@ -262,17 +256,14 @@ func (r *Repository) transitionActions(workflowID, step string, from, to StepSta
 		updates = append(updates, table.Set{Path: stepPath(step, "ended_at"), Value: at})
 	}
 	tr := Transition{ID: NewIDAt(now), WorkflowID: workflowID, Step: step, From: from, To: to, Error: errMsg, At: at}
-	audit, err := entityItem(TransitionKey(workflowID, tr.ID), tr)
-	if err != nil {
-		return nil, err
-	}
+	audit := newItem(TransitionKey(workflowID, tr.ID), tr.data())
 	if r.transitionTTL > 0 {
 		audit[table.AttrTTL] = float64(now.Add(r.transitionTTL).Unix())
 	}
 	return []table.TxAction{
 		table.TxUpdate{Key: StepKey(workflowID), Updates: updates, Cond: table.Equals{Path: stepPath(step, "status"), Value: string(from)}},
 		table.TxPut{Item: audit, Cond: table.NotExists{Path: table.AttrPK}},
-	}, nil
+	}
 }
 
 // stepStatus reads one step's current status.
