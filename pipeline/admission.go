@@ -67,14 +67,14 @@ func intAttr(v any) int {
 // the workflow pending; a workflow already in progress is admitted as it
 // is, one in another state is ErrStale.
 func (r *Repository) AdmitWorkflow(ctx context.Context, ref WorkflowRef) error {
-	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true, nil)
+	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true, nil, nil)
 	return err
 }
 
 // AdmitWorkflowSeen is AdmitWorkflow for a caller that has just read the
 // step item (seen), as SetWorkflowStatusSeen is for SetWorkflowStatus.
 func (r *Repository) AdmitWorkflowSeen(ctx context.Context, ref WorkflowRef, seen StepProgress) error {
-	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true, &seen)
+	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true, &seen, nil)
 	return err
 }
 

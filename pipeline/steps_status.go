@@ -289,7 +289,7 @@ func (r *Repository) stepStatus(ctx context.Context, workflowID, step string) (S
 // leaving it gives the slot back, in the same transaction (slotActions);
 // only AdmitWorkflow refuses a workflow over the project's limit.
 func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) (bool, error) {
-	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, nil)
+	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, nil, nil)
 }
 
 // SetWorkflowStatusSeen is SetWorkflowStatus for a caller that has just
@@ -297,10 +297,70 @@ func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 // reading the item again. When the workflow has moved on since, the
 // attempt's conditions fail and the next one reads afresh.
 func (r *Repository) SetWorkflowStatusSeen(ctx context.Context, ref WorkflowRef, seen StepProgress, from []WorkflowStatus, to WorkflowStatus, errMsg string) (bool, error) {
-	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, &seen)
+	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, &seen, nil)
 }
 
-func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string, gate bool, seen *StepProgress) (bool, error) {
+// SetWorkflowStatusWithSteps is SetWorkflowStatusSeen that applies step
+// changes (as TransitionSteps) in the same transaction: the last step's
+// completion and the workflow's outcome in one write. Each change needs
+// Seen among its From and no Info. If anything has moved on since seen,
+// nothing is written and the error matches ErrStale: the caller reads
+// afresh and decides again.
+func (r *Repository) SetWorkflowStatusWithSteps(ctx context.Context, ref WorkflowRef, seen StepProgress, from []WorkflowStatus, to WorkflowStatus, errMsg string, steps []StepChange) (bool, error) {
+	var todo []StepChange
+	for _, c := range steps {
+		if err := validName("step", c.Step); err != nil {
+			return false, err
+		}
+		switch {
+		case c.Info != nil:
+			return false, fmt.Errorf("pipeline: a step change with info cannot ride on a status change of %s", ref.WorkflowID)
+		case c.Seen == c.To:
+		case !slices.Contains(c.From, c.Seen):
+			return false, fmt.Errorf("%w: step %s of %s was seen %s, not %v", ErrStale, c.Step, ref.WorkflowID, c.Seen, c.From)
+		default:
+			todo = append(todo, c)
+		}
+	}
+	if len(todo)+6 > table.MaxTransactItems {
+		return false, fmt.Errorf("pipeline: %d step changes of %s do not fit one transaction", len(todo), ref.WorkflowID)
+	}
+	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, &seen, todo)
+}
+
+// withSteps merges step changes into a status change's actions: their
+// updates and conditions into its update of the step item, their audit
+// items after it.
+func (r *Repository) withSteps(actions []table.TxAction, ref WorkflowRef, steps []StepChange) []table.TxAction {
+	if len(steps) == 0 {
+		return actions
+	}
+	out := slices.Clone(actions)
+	for i, a := range out {
+		u, ok := a.(table.TxUpdate)
+		if !ok || u.Key != StepKey(ref.WorkflowID) {
+			continue
+		}
+		conds := table.And{u.Cond}
+		u.Updates = slices.Clone(u.Updates)
+		for _, c := range steps {
+			acts := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error, c.At)
+			change := acts[0].(table.TxUpdate)
+			for _, up := range change.Updates {
+				if set, ok := up.(table.Set); !ok || set.Path != pathUpdatedAt {
+					u.Updates = append(u.Updates, up)
+				}
+			}
+			conds = append(conds, change.Cond)
+			out = append(out, acts[1])
+		}
+		u.Cond = conds
+		out[i] = u
+	}
+	return out
+}
+
+func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string, gate bool, seen *StepProgress, steps []StepChange) (bool, error) {
 	if len(from) == 0 {
 		return false, fmt.Errorf("pipeline: status change of %s with no from state", ref.WorkflowID)
 	}
@@ -328,7 +388,7 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 		if err != nil {
 			return err
 		}
-		actions := append(r.statusActions(ref, slots.from, to, errMsg), slots.actions...)
+		actions := append(r.withSteps(r.statusActions(ref, slots.from, to, errMsg), ref, steps), slots.actions...)
 		err = r.t.Transact(ctx, withOutcomeEvent(actions, event))
 		if err == nil {
 			applied = true
@@ -339,6 +399,9 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 		}
 		if !lostRace(err) {
 			return fmt.Errorf("pipeline: set status of %s: %w", ref.WorkflowID, err)
+		}
+		if len(steps) > 0 {
+			return fmt.Errorf("%w: workflow %s or its steps changed: %v", ErrStale, ref.WorkflowID, err)
 		}
 		seen = nil
 		p, err := progress()

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -279,39 +280,68 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
-	if err != nil {
-		return nil, storageErr("read progress", err)
-	}
-	if prog.Status == pipeline.WorkflowCompleted {
-		return encodeOutput(pipeline.StepOutput{Step: in.Step, Skipped: true, Message: "already completed"})
-	}
-	pipe, err := h.pipelineOf(ctx, prog)
-	if err != nil {
-		return nil, err
-	}
-	if pipe.lastSegment == "" && prog.SegmentsDone+prog.SegmentsFailed+prog.SegmentsSkipped != prog.TotalSegments {
-		// No segment stage ran to give the segments their final status:
-		// they are done as built (or skipped/failed as their text says).
-		if prog, err = h.finishAllOpenSegments(ctx, in.Workflow); err != nil {
+	handoff := pipeline.StepHandoffFrom(ctx)
+	for attempt := 0; ; attempt++ {
+		// The step item the step before kept, if any: the outcome's write
+		// is conditional on everything it decides from.
+		prog, kept := handoff.Progress(in.Workflow.WorkflowID)
+		if !kept {
+			if prog, err = h.Repo.GetProgress(ctx, in.Workflow.WorkflowID); err != nil {
+				return nil, storageErr("read progress", err)
+			}
+		}
+		if prog.Status == pipeline.WorkflowCompleted {
+			return encodeOutput(pipeline.StepOutput{Step: in.Step, Skipped: true, Message: "already completed"})
+		}
+		pipe, err := h.pipelineOf(ctx, prog)
+		if err != nil {
 			return nil, err
 		}
+		if pipe.lastSegment == "" && prog.SegmentsDone+prog.SegmentsFailed+prog.SegmentsSkipped != prog.TotalSegments {
+			// No segment stage ran to give the segments their final status:
+			// they are done as built (or skipped/failed as their text says).
+			if prog, err = h.finishAllOpenSegments(ctx, in.Workflow); err != nil {
+				return nil, err
+			}
+		}
+		if finished := prog.SegmentsDone + prog.SegmentsFailed + prog.SegmentsSkipped; finished != prog.TotalSegments {
+			return nil, &steperr.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
+		}
+		if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
+			return nil, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
+		}
+		// The segment stages still open close, the step before is recorded
+		// complete, and the workflow completes, in one write. prog's
+		// counters are final (checked above): the stages closing do not
+		// change what the outcome event says.
+		left := handoff.Take(in.Workflow)
+		changes := append(batchStageChanges("", prog, pipe), left...)
+		from := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
+		if slices.ContainsFunc(changes, func(c pipeline.StepChange) bool { return c.Info != nil }) {
+			// Info rides only on a step change of its own.
+			if err := h.Repo.TransitionSteps(ctx, in.Workflow, changes); err != nil {
+				handoff.Restore(in.Workflow, left)
+				return nil, storageErr("close steps", err)
+			}
+			changes = nil
+		}
+		_, err = h.Repo.SetWorkflowStatusWithSteps(ctx, in.Workflow, prog, from, pipeline.WorkflowCompleted, "", changes)
+		if err != nil {
+			handoff.Restore(in.Workflow, left)
+			if errors.Is(err, pipeline.ErrStale) && attempt == 0 {
+				// Something moved on since prog: decide again from a
+				// fresh read, recording the changes on their own.
+				handoff.Forget()
+				if err := recordHandedOver(ctx); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, storageErr("complete workflow", err)
+		}
+		handoff.Forget()
+		return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)})
 	}
-	if finished := prog.SegmentsDone + prog.SegmentsFailed + prog.SegmentsSkipped; finished != prog.TotalSegments {
-		return nil, &steperr.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
-	}
-	if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
-		return nil, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
-	}
-	if err := h.closeBatchStages(ctx, in.Workflow, "", prog, pipe, handedOver(ctx, in.Workflow)...); err != nil {
-		return nil, err
-	}
-	// prog's counters are final (checked above); the segment stages just
-	// closed do not change what the outcome event says.
-	if _, err := h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, ""); err != nil {
-		return nil, storageErr("complete workflow", err)
-	}
-	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)})
 }
 
 // finishAllOpenSegments gives every open segment of a pipeline without a

@@ -385,6 +385,23 @@ func TestStepCompletionIsRecordedWithTheNextStart(t *testing.T) {
 		}
 	}
 
+	// The last step's completion rides on the workflow's outcome, with
+	// the outcome event.
+	outcome := false
+	for _, tx := range log.txs {
+		if !slices.Contains(transitionsOf(tx), "document_summarizer:in_progress>completed") {
+			continue
+		}
+		for _, a := range tx {
+			if put, ok := a.(table.TxPut); ok && strings.HasPrefix(put.Item.Key().SK, "EVENT#") {
+				outcome = true
+			}
+		}
+	}
+	if !outcome {
+		t.Error("document_summarizer's completion is not in the transaction that completes the workflow")
+	}
+
 	history, err := repo.ListTransitions(ctx, r.Workflow.ID)
 	if err != nil {
 		t.Fatal(err)

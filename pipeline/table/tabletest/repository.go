@@ -39,6 +39,7 @@ var repositoryTests = []struct {
 	{"UpdateWorkflowInfo", testUpdateWorkflowInfo},
 	{"TransitionStepWithInfo", testTransitionStepWithInfo},
 	{"TransitionSteps", testTransitionSteps},
+	{"StatusWithSteps", testStatusWithSteps},
 	{"SegmentsPaging", testSegmentsPaging},
 	{"FinishSegmentRace", testFinishSegmentRace},
 	{"FinishSegmentRerun", testFinishSegmentRerun},
@@ -873,6 +874,40 @@ func testTransitionSteps(t *testing.T, tb table.Table, _ config) {
 	}
 	if trs, err := repo.ListTransitions(ctx, f.wf.ID); err != nil || len(trs) != 5 {
 		t.Fatalf("audit = %d records, %v; want 5 (no record for the no-op)", len(trs), err)
+	}
+}
+
+// The last step's completion rides on the workflow's outcome: one write,
+// each change audited. A guarded change whose step or workflow moved on
+// writes nothing and says the state is stale.
+func testStatusWithSteps(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	pending := []pipeline.StepStatus{pipeline.StepPending}
+	running := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
+	if _, err := repo.TransitionStep(ctx, f.ref, pipeline.StepDocumentSummarizer, pending, pipeline.StepInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	seen := progress(t, repo, f.wf.ID)
+	done := pipeline.StepChange{Step: pipeline.StepDocumentSummarizer, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepCompleted}
+	stale := pipeline.StepChange{Step: pipeline.StepGraphBuilder, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepCompleted}
+	if _, err := repo.SetWorkflowStatusWithSteps(ctx, f.ref, seen, running, pipeline.WorkflowCompleted, "", []pipeline.StepChange{done, stale}); !errors.Is(err, pipeline.ErrStale) {
+		t.Fatalf("with a step seen in a state it is not in: %v, want ErrStale", err)
+	}
+	if p := progress(t, repo, f.wf.ID); p.Status == pipeline.WorkflowCompleted || p.Steps[pipeline.StepDocumentSummarizer].Status != pipeline.StepInProgress {
+		t.Fatalf("a failed joint write wrote: %s, summarizer %s", p.Status, p.Steps[pipeline.StepDocumentSummarizer].Status)
+	}
+	if ok, err := repo.SetWorkflowStatusWithSteps(ctx, f.ref, seen, running, pipeline.WorkflowCompleted, "", []pipeline.StepChange{done}); !ok || err != nil {
+		t.Fatalf("joint write: %v, %v", ok, err)
+	}
+	p := progress(t, repo, f.wf.ID)
+	if p.Status != pipeline.WorkflowCompleted || p.Steps[pipeline.StepDocumentSummarizer].Status != pipeline.StepCompleted {
+		t.Fatalf("after the joint write: %s, summarizer %+v", p.Status, p.Steps[pipeline.StepDocumentSummarizer])
+	}
+	trs, err := repo.ListTransitions(ctx, f.wf.ID)
+	if err != nil || len(trs) != 2 || trs[1].Step != pipeline.StepDocumentSummarizer || trs[1].To != pipeline.StepCompleted {
+		t.Fatalf("audit = %+v, %v", trs, err)
 	}
 }
 
