@@ -27,33 +27,39 @@ func newAdmission(repo *pipeline.Repository) *admission {
 }
 
 // enter admits wf (a workflow already under way runs as it is) and
-// returns what to call when it stops running here.
-func (a *admission) enter(ctx context.Context, wf pipeline.Workflow) (leave func(), err error) {
+// returns what to call when it stops running here, and the step item as
+// the admission left it (nil when it did not change it): the first step
+// starts from it instead of reading it again.
+func (a *admission) enter(ctx context.Context, wf pipeline.Workflow) (leave func(), admitted *pipeline.StepProgress, err error) {
 	ref := pipeline.WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}
 	recounted := false
 	for {
 		prog, err := a.repo.GetProgress(ctx, wf.ID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if prog.Status == pipeline.WorkflowPending {
-			err = a.repo.AdmitWorkflowSeen(ctx, ref, prog)
+		if prog.Status != pipeline.WorkflowPending {
+			return a.hold(wf.ProjectID), nil, nil // under way: the engine sees where to go on
 		}
-		if err == nil || errors.Is(err, pipeline.ErrStale) {
-			return a.hold(wf.ProjectID), nil // ErrStale: it moved on, and the engine sees where to
-		}
-		if !errors.Is(err, pipeline.ErrNotAdmitted) {
-			return nil, err
+		err = a.repo.AdmitWorkflowSeen(ctx, ref, prog)
+		switch {
+		case err == nil:
+			prog.Status = pipeline.WorkflowInProgress
+			return a.hold(wf.ProjectID), &prog, nil
+		case errors.Is(err, pipeline.ErrStale):
+			return a.hold(wf.ProjectID), nil, nil // it moved on, and the engine sees where to
+		case !errors.Is(err, pipeline.ErrNotAdmitted):
+			return nil, nil, err
 		}
 		a.mu.Lock()
 		mine, freed := a.running[wf.ProjectID], a.freed
 		a.mu.Unlock()
 		if mine == 0 {
 			if recounted {
-				return nil, fmt.Errorf("workflow %s stays pending: project %s is at its max_concurrent_workflows with workflows in progress that `docpipe work` resumes", wf.ID, wf.ProjectID)
+				return nil, nil, fmt.Errorf("workflow %s stays pending: project %s is at its max_concurrent_workflows with workflows in progress that `docpipe work` resumes", wf.ID, wf.ProjectID)
 			}
 			if err := a.repo.RecountRunning(ctx, wf.ProjectID); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			recounted = true
 			continue
@@ -62,7 +68,7 @@ func (a *admission) enter(ctx context.Context, wf pipeline.Workflow) (leave func
 		case <-freed:
 			recounted = false
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
 }

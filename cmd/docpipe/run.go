@@ -308,11 +308,15 @@ func (lp *localPipeline) runWorkflow(ctx context.Context, wf pipeline.Workflow) 
 	if err != nil {
 		return fmt.Errorf("workflow %s: %w", wf.ID, err)
 	}
-	leave, err := lp.admission.enter(ctx, wf)
+	leave, admitted, err := lp.admission.enter(ctx, wf)
 	if err != nil {
 		return err
 	}
 	defer leave()
+	ctx, handoff := pipeline.WithStepHandoff(ctx)
+	if admitted != nil {
+		handoff.Remember(*admitted, nil) // the first step starts from it
+	}
 	reg := pipeline.Registration{Workflow: wf}
 	return lp.engine.Run(ctx, def, wf.PipelineVersion, lp.ingester.ExecutionInput(reg))
 }

@@ -77,8 +77,12 @@ func (e *Engine) Run(ctx context.Context, def pipeline.Definition, version int, 
 	// The steps run one after the other in this process: each records the
 	// completion of the one before with its own start (StepHandoff). What
 	// the last one left is recorded here, also when the run was cancelled:
-	// the step did finish.
-	ctx, handoff := pipeline.WithStepHandoff(ctx)
+	// the step did finish. A caller may install the handoff itself, with
+	// the step item it has just written.
+	handoff := pipeline.StepHandoffFrom(ctx)
+	if handoff == nil {
+		ctx, handoff = pipeline.WithStepHandoff(ctx)
+	}
 	_, err = e.interp.Execute(ctx, sm, input.Workflow.WorkflowID, raw)
 	if ferr := handoff.Flush(context.WithoutCancel(ctx)); ferr != nil && err == nil {
 		err = ferr
