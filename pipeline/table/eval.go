@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // ErrInvalidUpdate is returned for an update or condition that cannot be
@@ -278,24 +280,30 @@ func validPath(path string) error {
 // works on SQLite also works there: key attributes (PK, SK) cannot change,
 // a nested Set needs its parent map, Add needs a number (absent counts as 0),
 // and no two updates may touch overlapping paths.
+//
+// Only the maps on the updated paths are copied: the result shares every
+// other nested map with item (a step item's update copies the map of the
+// step it changes, not those of the six others). Treat both as read-only,
+// or DeepCopy.
 func Apply(item Item, updates []Update) (Item, error) {
-	out := deepCopyMap(item)
-	if out == nil {
-		out = map[string]any{}
-	}
 	paths, err := UpdatePaths(updates)
 	if err != nil {
 		return nil, err
 	}
+	out := make(map[string]any, len(item)+1)
+	maps.Copy(out, item)
+	fresh := map[unsafe.Pointer]bool{reflect.ValueOf(out).UnsafePointer(): true}
 	for i, u := range updates {
-		if err := applyOne(out, paths[i], u); err != nil {
+		if err := applyOne(out, paths[i], u, fresh); err != nil {
 			return nil, err
 		}
 	}
 	return Item(out), nil
 }
 
-func applyOne(root map[string]any, parts []string, u Update) error {
+// applyOne applies u at parts below root, first copying each map on the
+// way that is not one of this Apply's own (fresh).
+func applyOne(root map[string]any, parts []string, u Update, fresh map[unsafe.Pointer]bool) error {
 	parent := root
 	for i, p := range parts[:len(parts)-1] {
 		next, ok := parent[p].(map[string]any)
@@ -304,6 +312,11 @@ func applyOne(root map[string]any, parts []string, u Update) error {
 				return nil // nothing to remove below a missing parent
 			}
 			return fmt.Errorf("%w: parent %q of %q is not a map", ErrInvalidUpdate, strings.Join(parts[:i+1], "."), strings.Join(parts, "."))
+		}
+		if !fresh[reflect.ValueOf(next).UnsafePointer()] {
+			next = maps.Clone(next)
+			fresh[reflect.ValueOf(next).UnsafePointer()] = true
+			parent[p] = next
 		}
 		parent = next
 	}

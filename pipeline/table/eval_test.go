@@ -193,3 +193,49 @@ func TestLookupAndDeepCopy(t *testing.T) {
 		t.Fatal("DeepCopy(nil) != nil")
 	}
 }
+
+// Apply copies only the maps on the paths it changes: the base item is
+// left exactly as it was, however deep the updates go, and a second Apply
+// on the result does not reach back into the first one's base either.
+func TestApplyLeavesTheBaseAlone(t *testing.T) {
+	t.Parallel()
+	base := table.Item{
+		"PK": "wf", "SK": "STEP",
+		"data": map[string]any{
+			"status": "in_progress", "n": 1.0,
+			"steps": map[string]any{
+				"ocr":   map[string]any{"status": "pending", "error": "x"},
+				"parse": map[string]any{"status": "completed"},
+			},
+		},
+	}
+	before := table.DeepCopy(base)
+	after, err := table.Apply(base, []table.Update{
+		table.Set{Path: "data.steps.ocr.status", Value: "in_progress"},
+		table.Remove{Path: "data.steps.ocr.error"},
+		table.Add{Path: "data.n", Delta: 2},
+		table.Set{Path: "data.steps.new", Value: map[string]any{"status": "pending"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(base, before) {
+		t.Fatalf("Apply changed its base:\n%v\nwas\n%v", base, before)
+	}
+	again, err := table.Apply(after, []table.Update{table.Set{Path: "data.steps.parse.status", Value: "failed"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(base, before) {
+		t.Fatalf("a second Apply changed the first one's base: %v", base)
+	}
+	steps := func(it table.Item, step string) any {
+		return it["data"].(map[string]any)["steps"].(map[string]any)[step].(map[string]any)["status"]
+	}
+	if steps(after, "ocr") != "in_progress" || steps(after, "parse") != "completed" || steps(again, "parse") != "failed" || steps(after, "new") != "pending" {
+		t.Errorf("results: %v, then %v", after, again)
+	}
+	if n := after["data"].(map[string]any)["n"]; n != 3.0 {
+		t.Errorf("n = %v, want 3", n)
+	}
+}
