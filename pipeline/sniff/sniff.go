@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
+	"github.com/docpipe/docpipe/internal/fileopen"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -215,7 +216,7 @@ func Inspect(ctx context.Context, path string, limits extract.Limits) (Info, err
 // openChecked opens path and enforces the file-size limits.
 func openChecked(path string, limits extract.Limits) (*os.File, int64, error) {
 	limits = limits.WithDefaults()
-	f, err := os.Open(path)
+	f, err := fileopen.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/docpipe/docpipe/internal/fileopen"
 	"github.com/docpipe/docpipe/pipeline/blob"
 )
 
@@ -156,7 +157,7 @@ func (s *Store) createTemp(dir string) (*os.File, error) {
 	var err error
 	for range 5 {
 		var f *os.File
-		f, err = os.OpenFile(filepath.Join(dir, tempMark+strconv.FormatUint(rand.Uint64(), 36)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err = fileopen.OpenFile(filepath.Join(dir, tempMark+strconv.FormatUint(rand.Uint64(), 36)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		switch {
 		case err == nil:
 			return f, nil
@@ -204,7 +205,7 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.path(key))
+	f, err := fileopen.Open(s.path(key))
 	if err != nil {
 		return nil, interpretError(key, err)
 	}
