@@ -34,6 +34,11 @@ func setup(t *testing.T) bundle {
 }
 
 func setupWith(t *testing.T, wrap func(blob.Store) blob.Store) bundle {
+	return setupWrapped(t, wrap, func(tb table.Table) table.Table { return tb })
+}
+
+// setupWrapped is setup with the blob store and the table each wrapped.
+func setupWrapped(t *testing.T, wrap func(blob.Store) blob.Store, wrapTable func(table.Table) table.Table) bundle {
 	t.Helper()
 	dir := t.TempDir()
 	tbl, err := sqlitetable.Open(filepath.Join(dir, "state.db"))
@@ -46,7 +51,7 @@ func setupWith(t *testing.T, wrap func(blob.Store) blob.Store) bundle {
 		t.Fatal(err)
 	}
 	blobs := wrap(dirBlobs)
-	repo := pipeline.NewRepository(tbl)
+	repo := pipeline.NewRepository(wrapTable(tbl))
 	pdf, err := pdftext.New("go")
 	if err != nil {
 		t.Fatal(err)
@@ -335,29 +340,10 @@ func transitionsOf(actions []table.TxAction) []string {
 // written alone.
 func TestStepCompletionIsRecordedWithTheNextStart(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	tbl, err := sqlitetable.Open(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
-	log := &txLog{Table: tbl}
-	blobs, err := dirblob.New(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := pipeline.NewRepository(log)
-	reg := pipeline.NewRegistry()
-	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, TempDir: dir})
-	eng, err := embedded.New(reg, blobs, embedded.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ig := &pipeline.Ingester{Repo: repo, Blobs: blobs, Definition: pipelinefile.Default(), Bucket: "local"}
+	log := &txLog{}
+	b := setupWrapped(t, func(s blob.Store) blob.Store { return s }, func(tb table.Table) table.Table { log.Table = tb; return log })
+	repo, ig := b.repo, b.ingester
 	ctx := context.Background()
-	if err := ig.EnsureProject(ctx, "p", "p"); err != nil {
-		t.Fatal(err)
-	}
 	r, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "a.txt", FileURI: "a.txt", Body: strings.NewReader("One page of text about Hamburg.\n")})
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +351,7 @@ func TestStepCompletionIsRecordedWithTheNextStart(t *testing.T) {
 	log.mu.Lock()
 	log.txs = nil
 	log.mu.Unlock()
-	if err := eng.Run(ctx, ig.Definition, 0, ig.ExecutionInput(r)); err != nil {
+	if err := b.engine.Run(ctx, ig.Definition, 0, ig.ExecutionInput(r)); err != nil {
 		t.Fatal(err)
 	}
 
