@@ -25,13 +25,6 @@ func (r *Repository) TransitionStep(ctx context.Context, ref WorkflowRef, step s
 	return r.transitionStep(ctx, ref, StepChange{Step: step, From: from, To: to, Error: errMsg})
 }
 
-// TransitionStepWithInfo is TransitionStep that also records what the step
-// learned about the workflow (UpdateWorkflowInfo's fields) in the same
-// transaction: the step's outcome and its findings commit together.
-func (r *Repository) TransitionStepWithInfo(ctx context.Context, ref WorkflowRef, step string, from []StepStatus, to StepStatus, errMsg string, info WorkflowInfo) (bool, error) {
-	return r.transitionStep(ctx, ref, StepChange{Step: step, From: from, To: to, Error: errMsg, Info: &info})
-}
-
 // TransitionStepFrom is TransitionStep for a caller that has just read the
 // step as seen (from StepProgress): the change is tried from seen in one
 // conditional transaction, without reading the step again. When the step
@@ -114,8 +107,9 @@ type StepChange struct {
 	From  []StepStatus
 	To    StepStatus
 	Error string
-	// Info is what the step learned about the workflow, recorded with the
-	// change (as TransitionStepWithInfo does); nil records nothing more.
+	// Info is what the step learned about the workflow (its format, its
+	// segment count), recorded on both workflow items with the change, in
+	// the same transaction; nil records nothing more.
 	Info *WorkflowInfo
 	// At is when the change happened; zero means when it is written. A
 	// completion recorded with the next step's start keeps its own time.

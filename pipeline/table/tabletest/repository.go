@@ -37,7 +37,7 @@ var repositoryTests = []struct {
 	{"WorkflowStatusRace", testWorkflowStatusRace},
 	{"ListByStatusOrder", testListByStatusOrder},
 	{"UpdateWorkflowInfo", testUpdateWorkflowInfo},
-	{"TransitionStepWithInfo", testTransitionStepWithInfo},
+	{"StepChangeWithInfo", testStepChangeWithInfo},
 	{"TransitionSteps", testTransitionSteps},
 	{"StatusWithSteps", testStatusWithSteps},
 	{"SegmentsPaging", testSegmentsPaging},
@@ -788,16 +788,20 @@ func testUpdateWorkflowInfo(t *testing.T, tb table.Table, _ config) {
 }
 
 // A step's completion and what it learned commit together, or neither
-// does: a stale completion leaves the workflow's info as it was.
-func testTransitionStepWithInfo(t *testing.T, tb table.Table, _ config) {
+// does: a stale completion leaves the workflow's info as it was. With the
+// next step's start in the same write, all three commit together.
+func testStepChangeWithInfo(t *testing.T, tb table.Table, _ config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
 	step := pipeline.StepFormatParser
 	pending, inProgress := []pipeline.StepStatus{pipeline.StepPending}, []pipeline.StepStatus{pipeline.StepInProgress}
+	complete := func(info pipeline.WorkflowInfo) pipeline.StepChange {
+		return pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: inProgress, To: pipeline.StepCompleted, Info: &info}
+	}
 	stale := 3
-	ok, err := repo.TransitionStepWithInfo(ctx, f.ref, step, inProgress, pipeline.StepCompleted, "", pipeline.WorkflowInfo{TotalSegments: &stale})
-	wantStale(t, "complete a pending step", ok, err)
+	err := repo.TransitionSteps(ctx, f.ref, []pipeline.StepChange{complete(pipeline.WorkflowInfo{TotalSegments: &stale})})
+	wantStale(t, "complete a pending step", false, err)
 	if p := progress(t, repo, f.wf.ID); p.TotalSegments != 0 {
 		t.Fatalf("a stale completion recorded its total: %d", p.TotalSegments)
 	}
@@ -805,9 +809,12 @@ func testTransitionStepWithInfo(t *testing.T, tb table.Table, _ config) {
 		t.Fatal(err)
 	}
 	mime, total := "text/plain", 12
-	ok, err = repo.TransitionStepWithInfo(ctx, f.ref, step, inProgress, pipeline.StepCompleted, "", pipeline.WorkflowInfo{MIMEType: &mime, TotalSegments: &total})
-	if !ok || err != nil {
-		t.Fatalf("complete with info: %v, %v", ok, err)
+	err = repo.TransitionSteps(ctx, f.ref, []pipeline.StepChange{
+		complete(pipeline.WorkflowInfo{MIMEType: &mime, TotalSegments: &total}),
+		{Step: pipeline.StepOCR, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
+	})
+	if err != nil {
+		t.Fatalf("complete with info and start the next step: %v", err)
 	}
 	p := progress(t, repo, f.wf.ID)
 	if p.Steps[step].Status != pipeline.StepCompleted || p.TotalSegments != total {
@@ -818,8 +825,11 @@ func testTransitionStepWithInfo(t *testing.T, tb table.Table, _ config) {
 			t.Fatalf("workflow = %+v", wf)
 		}
 	}
+	if p.Steps[pipeline.StepOCR].Status != pipeline.StepInProgress {
+		t.Fatalf("ocr is %s", p.Steps[pipeline.StepOCR].Status)
+	}
 	trs, err := repo.ListTransitions(ctx, f.wf.ID)
-	if err != nil || len(trs) != 2 || trs[1].From != pipeline.StepInProgress || trs[1].To != pipeline.StepCompleted {
+	if err != nil || len(trs) != 3 || trs[1].From != pipeline.StepInProgress || trs[1].To != pipeline.StepCompleted || trs[2].Step != pipeline.StepOCR {
 		t.Fatalf("audit = %+v, %v", trs, err)
 	}
 }
