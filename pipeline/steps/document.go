@@ -317,26 +317,23 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 		left := handoff.Take(in.Workflow)
 		changes := append(batchStageChanges("", prog, pipe), left...)
 		from := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
-		if slices.ContainsFunc(changes, func(c pipeline.StepChange) bool { return c.Info != nil }) {
-			// Info rides only on a step change of its own.
-			if err := h.Repo.TransitionSteps(ctx, in.Workflow, changes); err != nil {
+		hasInfo := func(c pipeline.StepChange) bool { return c.Info != nil }
+		if attempt == 0 && !slices.ContainsFunc(changes, hasInfo) {
+			_, err = h.Repo.SetWorkflowStatusWithSteps(ctx, in.Workflow, prog, from, pipeline.WorkflowCompleted, "", changes)
+			if errors.Is(err, pipeline.ErrStale) {
+				// Something moved on since prog (a step, the workflow, the
+				// project's slots): decide again from a fresh read, with
+				// the writes apart, each retried as it needs.
 				handoff.Restore(in.Workflow, left)
-				return nil, storageErr("close steps", err)
-			}
-			changes = nil
-		}
-		_, err = h.Repo.SetWorkflowStatusWithSteps(ctx, in.Workflow, prog, from, pipeline.WorkflowCompleted, "", changes)
-		if err != nil {
-			handoff.Restore(in.Workflow, left)
-			if errors.Is(err, pipeline.ErrStale) && attempt == 0 {
-				// Something moved on since prog: decide again from a
-				// fresh read, recording the changes on their own.
 				handoff.Forget()
-				if err := recordHandedOver(ctx); err != nil {
-					return nil, err
-				}
 				continue
 			}
+		} else if err = h.Repo.TransitionSteps(ctx, in.Workflow, changes); err != nil {
+			handoff.Restore(in.Workflow, left)
+		} else {
+			_, err = h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, from, pipeline.WorkflowCompleted, "")
+		}
+		if err != nil {
 			return nil, storageErr("complete workflow", err)
 		}
 		handoff.Forget()

@@ -434,49 +434,63 @@ func (h *putHook) Put(ctx context.Context, key string, r io.Reader) error {
 
 // The next step starts from the step item the step before kept, not a
 // fresh read: when something else changes the workflow in between (here
-// another process fails it while format_parser runs), the start's
-// condition on the workflow's status fails, the step reads the item again
-// and does not run.
+// another process fails it while a step runs), the start's condition on
+// the workflow's status fails, the step reads the item again and does not
+// run; the step that finished is still recorded complete. The same holds
+// for finalize, whose joint write of the last completion and the outcome
+// fails and falls back to a fresh read.
 func TestKeptStepItemIsCheckedAtTheNextStart(t *testing.T) {
 	t.Parallel()
-	var (
-		repo *pipeline.Repository
-		ref  pipeline.WorkflowRef
-		once sync.Once
-	)
-	hook := &putHook{onPut: func(key string) {
-		if !strings.HasSuffix(key, "/doc.json") {
-			return
-		}
-		once.Do(func() {
-			if _, err := repo.SetWorkflowStatus(context.Background(), ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "stopped by another process"); err != nil {
-				t.Error(err)
+	for _, tc := range []struct {
+		during, finished, next string // the blob written by the step during which it fails
+	}{
+		{"/doc.json", pipeline.StepFormatParser, pipeline.StepOCR},
+		{"/summary.json", pipeline.StepDocumentSummarizer, ""},
+	} {
+		t.Run(tc.finished, func(t *testing.T) {
+			t.Parallel()
+			var (
+				repo *pipeline.Repository
+				ref  pipeline.WorkflowRef
+				once sync.Once
+			)
+			hook := &putHook{onPut: func(key string) {
+				if !strings.HasSuffix(key, tc.during) {
+					return
+				}
+				once.Do(func() {
+					if _, err := repo.SetWorkflowStatus(context.Background(), ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "stopped by another process"); err != nil {
+						t.Error(err)
+					}
+				})
+			}}
+			b := setupWith(t, func(s blob.Store) blob.Store { hook.Store = s; return hook })
+			repo = b.repo
+			ctx := context.Background()
+			r, err := b.ingester.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "a.txt", FileURI: "a.txt", Body: strings.NewReader("One page of text.\n")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref = r.Ref()
+			if _, err := repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
+				t.Fatal(err)
+			}
+			runErr := b.engine.Run(ctx, b.ingester.Definition, 0, b.ingester.ExecutionInput(r))
+			prog, err := repo.GetProgress(ctx, ref.WorkflowID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prog.Status != pipeline.WorkflowFailed || prog.Error != "stopped by another process" {
+				t.Errorf("workflow %s (%q), want failed by the other process; run: %v", prog.Status, prog.Error, runErr)
+			}
+			if tc.next != "" {
+				if st := prog.Steps[tc.next].Status; st != pipeline.StepPending {
+					t.Errorf("%s is %s: it started on a workflow failed meanwhile", tc.next, st)
+				}
+			}
+			if st := prog.Steps[tc.finished].Status; st != pipeline.StepCompleted {
+				t.Errorf("%s is %s; it finished, and its completion must not be lost", tc.finished, st)
 			}
 		})
-	}}
-	b := setupWith(t, func(s blob.Store) blob.Store { hook.Store = s; return hook })
-	repo = b.repo
-	ctx := context.Background()
-	r, err := b.ingester.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "a.txt", FileURI: "a.txt", Body: strings.NewReader("One page of text.\n")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref = r.Ref()
-	if _, err := repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
-		t.Fatal(err)
-	}
-	runErr := b.engine.Run(ctx, b.ingester.Definition, 0, b.ingester.ExecutionInput(r))
-	prog, err := repo.GetProgress(ctx, ref.WorkflowID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if prog.Status != pipeline.WorkflowFailed || prog.Error != "stopped by another process" {
-		t.Errorf("workflow %s (%q), want failed by the other process; run: %v", prog.Status, prog.Error, runErr)
-	}
-	if st := prog.Steps[pipeline.StepOCR].Status; st != pipeline.StepPending {
-		t.Errorf("ocr is %s: it started on a workflow failed meanwhile", st)
-	}
-	if st := prog.Steps[pipeline.StepFormatParser].Status; st != pipeline.StepCompleted {
-		t.Errorf("format_parser is %s; it finished, and its completion must not be lost", st)
 	}
 }
