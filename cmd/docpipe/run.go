@@ -48,7 +48,7 @@ type runFlags struct {
 
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	f := &runFlags{app: a}
-	fs.IntVar(&f.concurrency, "concurrency", max(2, cpus.Usable()), "documents processed at once (a file of up to 21 KiB counts as 1/48 of one, a larger one in proportion up to 1 MiB)")
+	fs.IntVar(&f.concurrency, "concurrency", max(2, cpus.Usable()), "documents processed at once (a file of up to 11 KiB counts as 1/96 of one, a larger one in proportion up to 1 MiB)")
 	fs.StringVar(&f.pdf, "pdf", envOr(backend.EnvPDFBackend, "auto"), "PDF text backend: auto (poppler when installed), poppler or go [$"+backend.EnvPDFBackend+"]")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")
