@@ -171,7 +171,6 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 			workflow = c.Workflow
 			conds = append(conds, table.Equals{Path: pathStatus, Value: string(workflow)})
 		}
-		acts := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error, c.At)
 		if c.Info != nil {
 			if infos++; infos > 1 {
 				return oneByOne(todo) // each workflow item takes one update per transaction
@@ -180,25 +179,16 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 			if err != nil {
 				return err
 			}
-			u := acts[0].(table.TxUpdate)
-			u.Updates = append(u.Updates, stepUpdates...)
-			acts[0] = u
+			change.Updates = append(change.Updates, stepUpdates...)
 			audits = append(audits, wf...)
 		}
-		u := acts[0].(table.TxUpdate)
-		change.Key = u.Key
-		// Every change sets updated_at; one expression may set it once, to
-		// the last change's time.
-		for _, up := range u.Updates {
-			if set, ok := up.(table.Set); ok && set.Path == pathUpdatedAt {
-				updatedAt = set
-			} else {
-				change.Updates = append(change.Updates, up)
-			}
-		}
-		conds = append(conds, u.Cond)
-		audits = append(audits, acts[1])
+		var audit table.TxAction
+		updatedAt, audit = r.mergeStepChange(ref.WorkflowID, &change, &conds, c)
+		audits = append(audits, audit)
 	}
+	// Every change sets updated_at; one expression may set it once, to the
+	// last change's time.
+	change.Key = StepKey(ref.WorkflowID)
 	change.Updates = append(change.Updates, updatedAt)
 	change.Cond = conds
 	err := r.t.Transact(ctx, append([]table.TxAction{change}, audits...))
@@ -338,20 +328,31 @@ func (r *Repository) withSteps(actions []table.TxAction, ref WorkflowRef, steps 
 		conds := table.And{u.Cond}
 		u.Updates = slices.Clone(u.Updates)
 		for _, c := range steps {
-			acts := r.transitionActions(ref.WorkflowID, c.Step, c.Seen, c.To, c.Error, c.At)
-			change := acts[0].(table.TxUpdate)
-			for _, up := range change.Updates {
-				if set, ok := up.(table.Set); !ok || set.Path != pathUpdatedAt {
-					u.Updates = append(u.Updates, up)
-				}
-			}
-			conds = append(conds, change.Cond)
-			out = append(out, acts[1])
+			_, audit := r.mergeStepChange(ref.WorkflowID, &u, &conds, c) // the status change sets updated_at
+			out = append(out, audit)
 		}
 		u.Cond = conds
 		out[i] = u
 	}
 	return out
+}
+
+// mergeStepChange adds step change c to u, an update of the step item of
+// several changes at once: its updates but updated_at, which it returns
+// for the caller to set once, and its condition to conds. It returns c's
+// audit item.
+func (r *Repository) mergeStepChange(workflowID string, u *table.TxUpdate, conds *table.And, c StepChange) (updatedAt table.Set, audit table.TxAction) {
+	acts := r.transitionActions(workflowID, c.Step, c.Seen, c.To, c.Error, c.At)
+	change := acts[0].(table.TxUpdate)
+	for _, up := range change.Updates {
+		if set, ok := up.(table.Set); ok && set.Path == pathUpdatedAt {
+			updatedAt = set
+		} else {
+			u.Updates = append(u.Updates, up)
+		}
+	}
+	*conds = append(*conds, change.Cond)
+	return updatedAt, acts[1]
 }
 
 func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string, gate bool, seen *StepProgress, steps []StepChange) (bool, error) {
