@@ -287,15 +287,13 @@ func insertAbsent(ctx context.Context, tx txStmts, now float64, steps []step) (f
 		if !s.absent {
 			continue
 		}
-		tx.cache.forget(s.key)
 		ok, err := insertRow(ctx, tx, s)
 		if err != nil {
 			return -1, err
 		}
 		if ok {
 			tx.cache.put(s.key, s.after)
-		}
-		if !ok {
+		} else {
 			cur, err := load(ctx, tx, now, s.key)
 			if err != nil {
 				return -1, err
