@@ -324,21 +324,21 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 }
 
 // closeBatchStages completes the segment stages step waits for (reaching
-// it means their fan-out has finished) and applies then, in the same
-// transaction, the changes in also. An empty step (finalize) closes every
-// segment stage.
-func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress, pipe *workflowPipeline, also ...pipeline.StepChange) error {
+// it means their fan-out has finished). The other steps write the same
+// changes (batchStageChanges) with their own.
+func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress, pipe *workflowPipeline) error {
 	// No flush: each segment's blobs were made durable before its outcome
 	// was recorded (finishSegments), so the stage's blobs are durable
 	// before it is recorded complete.
-	if err := h.Repo.TransitionSteps(ctx, ref, append(batchStageChanges(step, prog, pipe), also...)); err != nil {
+	if err := h.Repo.TransitionSteps(ctx, ref, batchStageChanges(step, prog, pipe)); err != nil {
 		return storageErr("close segment stages", err)
 	}
 	return nil
 }
 
 // batchStageChanges are the changes that complete the segment stages step
-// waits for (all of them for an empty step).
+// waits for, all of them for an empty step: reaching step means their
+// fan-out has finished.
 func batchStageChanges(step string, prog pipeline.StepProgress, pipe *workflowPipeline) []pipeline.StepChange {
 	var before []string
 	if step != "" {
