@@ -77,9 +77,7 @@ func BenchmarkCompare(b *testing.B) {
 		rows = append(rows, &row{name: "docpipe --pdf " + backend,
 			run: func() (string, error) {
 				var err error
-				if home, err = os.MkdirTemp(dir, "home-"); err != nil { // a fresh home: nothing reused
-					return "", err
-				}
+				home = benchHome(b) // a fresh home: nothing reused
 				out, err := exec.Command(bin, "run", "--home", home, "--progress", "none", "--json", "--pdf", backend, pdf).Output()
 				if err != nil {
 					return "", fmt.Errorf("docpipe run: %v", err)

@@ -32,24 +32,9 @@ func BenchmarkSmallDocuments(b *testing.B) {
 	// The state file and the blob store live under the home: on the
 	// temporary directory's disk their syncs and file creations cost what
 	// they cost users; on tmpfs (when /dev/shm is one) only docpipe's own
-	// work is left.
-	//
-	// Every run gets a new home, and the homes are kept until the whole
-	// benchmark ends. Removing a run's home before the next run starts
-	// would charge that run for the removal: ext4 without a journal (the
-	// root disk of the VMs this runs on) skips every inode freed in the
-	// last minute, one by one, when it allocates one, and a run creates
-	// about 14,000 inodes next to the 14,000 the previous run freed. That
-	// doubled the run's system time (0.95 s to 3.6 s), a cost of deleting
-	// the previous home, not of processing the documents.
-	homes := b.TempDir()
-	newDiskHome := func() string {
-		home, err := os.MkdirTemp(homes, "home-*")
-		if err != nil {
-			b.Fatal(err)
-		}
-		return home
-	}
+	// work is left. Each run on disk gets a new home, kept until the test
+	// binary exits (see benchHome).
+	newDiskHome := func() string { return benchHome(b) }
 	b.Run("process", func(b *testing.B) { benchSmallProcess(b, bin, dir, newDiskHome) })
 	b.Run("process-tmpfs", func(b *testing.B) {
 		if !isTmpfs("/dev/shm") {
@@ -105,13 +90,72 @@ func timeRuns(b *testing.B, bin string, newHome func() string, args ...string) (
 		home := newHome()
 		start := time.Now()
 		cmd := exec.Command(bin, append([]string{"run", "--home", home, "--progress", "none"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("%v\n%s", err, out)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		peak, err := runPeakRSS(cmd)
+		if err != nil {
+			b.Fatalf("%v\n%s", err, out.Bytes())
 		}
 		wall += time.Since(start)
-		rss = max(rss, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)
+		rss = max(rss, peak)
 	}
 	return wall.Seconds() / float64(b.N), float64(rss) / 1024
+}
+
+// runPeakRSS runs cmd and returns its peak resident set in KiB.
+//
+// The rusage of a child (ProcessState.SysUsage) cannot tell it on Linux:
+// Go starts children with vfork, and the kernel carries the parent's
+// high-water mark into the child's when the child execs, so after one
+// benchmark grew the test binary to 300 MB every child reported 300 MB.
+// VmHWM in /proc/<pid>/status is the child's own; it is read every few
+// milliseconds while the child runs, so only a rise in its last
+// milliseconds could be missed. Without /proc the rusage is all there is.
+func runPeakRSS(cmd *exec.Cmd) (int64, error) {
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	var peak int64
+	done, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if kib, ok := vmHWM(status); ok {
+				peak = max(peak, kib)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-polled
+	if peak == 0 { // no /proc
+		peak = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	}
+	return peak, err
+}
+
+// vmHWM reads the VmHWM line (KiB) of a /proc/<pid>/status file.
+func vmHWM(status string) (int64, bool) {
+	raw, err := os.ReadFile(status)
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(raw)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kib int64
+			_, err := fmt.Sscan(rest, &kib)
+			return kib, err == nil
+		}
+	}
+	return 0, false
 }
 
 // isTmpfs reports whether dir is the mount point of a tmpfs.

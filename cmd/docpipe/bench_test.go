@@ -29,7 +29,7 @@ func BenchmarkRunPDF(b *testing.B) {
 				}
 			}
 			b.Run(fmt.Sprintf("pages=%d/pdf=%s", pages, backend), func(b *testing.B) {
-				secs, rss := timeRuns(b, bin, b.TempDir, "--pdf", backend, pdf)
+				secs, rss := timeRuns(b, bin, func() string { return benchHome(b) }, "--pdf", backend, pdf)
 				b.ReportMetric(secs, "wall-s")
 				b.ReportMetric(float64(pages)/secs, "pages/s")
 				b.ReportMetric(rss, "peak-RSS-MB")
