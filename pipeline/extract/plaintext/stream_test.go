@@ -416,3 +416,23 @@ func TestStreamingSplitter(t *testing.T) {
 		t.Errorf("a streaming splitter kept %d units", len(units))
 	}
 }
+
+// TestSpaceLeadMarksEveryWhitespaceLead checks the table built from
+// White_Space against every code point unicode.IsSpace accepts.
+func TestSpaceLeadMarksEveryWhitespaceLead(t *testing.T) {
+	var want [256]bool
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		if unicode.IsSpace(r) {
+			var b [utf8.UTFMax]byte
+			utf8.EncodeRune(b[:], r)
+			want[b[0]] = true
+		}
+	}
+	if spaceLead != want {
+		for i := range want {
+			if spaceLead[i] != want[i] {
+				t.Errorf("lead byte %#x: marked %v, want %v", i, spaceLead[i], want[i])
+			}
+		}
+	}
+}
