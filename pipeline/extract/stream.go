@@ -17,6 +17,18 @@ type PageStreamer interface {
 	StreamPages(ctx context.Context, path string, limits Limits, emit func(Unit) error) (int, error)
 }
 
+// CountedPageStreamer is a PageStreamer that can be told how many pages
+// the document has, when its caller counted them already (segment_prep
+// does, to check the page limit), so that it does not count them again:
+// for poppler that is one pdfinfo process less per document.
+type CountedPageStreamer interface {
+	PageStreamer
+	// StreamCountedPages is StreamPages for a document of pages pages. A
+	// count that does not match the document fails the extraction; it
+	// never leaves pages out.
+	StreamCountedPages(ctx context.Context, path string, pages int, limits Limits, emit func(Unit) error) (int, error)
+}
+
 // UnitStreamer extracts a file of flowing text (or pages) unit by unit:
 // it calls emit once per unit, in order, as soon as the unit is complete,
 // so that memory is bounded by a unit rather than by the file. It returns

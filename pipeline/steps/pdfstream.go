@@ -25,9 +25,17 @@ type streamSource struct {
 	unit string
 }
 
-// pdfSource is a PDF extractor that streams pages.
+// pdfSource is a PDF extractor that streams pages. One that can be told
+// the page count segment_prep found is told it, rather than counting the
+// pages again.
 func pdfSource(x extract.PageStreamer, prep prepInfo) streamSource {
-	return streamSource{name: x.Name(), stream: x.StreamPages, total: prep.Pages, unit: "pages"}
+	stream := x.StreamPages
+	if c, ok := x.(extract.CountedPageStreamer); ok && prep.Pages > 0 {
+		stream = func(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
+			return c.StreamCountedPages(ctx, path, prep.Pages, limits, emit)
+		}
+	}
+	return streamSource{name: x.Name(), stream: stream, total: prep.Pages, unit: "pages"}
 }
 
 // parseStreamed is format_parser for an extractor that streams units:

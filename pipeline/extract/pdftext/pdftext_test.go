@@ -370,3 +370,46 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// A caller that counted the pages passes the count; a count that does not
+// match the document fails the extraction rather than leaving pages out
+// or inventing them.
+func TestPopplerCountedPages(t *testing.T) {
+	t.Parallel()
+	if !PopplerAvailable() {
+		t.Skip("pdftotext/pdfinfo not installed")
+	}
+	path, _ := generate(t, pdfgen.Options{Pages: 25, Seed: 7})
+	x := &Poppler{Parallel: 3, MinPagesPerProcess: 5}
+	want, err := x.Extract(context.Background(), path, extract.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := func(pages int) ([]extract.Unit, error) {
+		return extract.Collect(context.Background(), func(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
+			return x.StreamCountedPages(ctx, path, pages, limits, emit)
+		}, path, extract.Limits{})
+	}
+	got, err := counted(25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d pages, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("page %d differs from the uncounted extraction", i+1)
+		}
+	}
+	for _, wrong := range []int{20, 24, 26, 40} {
+		if _, err := counted(wrong); err == nil {
+			t.Errorf("counted as %d pages: no error for a 25-page document", wrong)
+		} else {
+			wantErr[*steperr.InvalidDocumentError](t, err)
+		}
+	}
+	if _, err := counted(0); err == nil {
+		t.Error("a count of 0: no error")
+	}
+}

@@ -122,14 +122,37 @@ func (p *Poppler) Extract(ctx context.Context, path string, limits extract.Limit
 	return extract.Collect(ctx, p.StreamPages, path, limits) // ranges run in parallel: pages arrive in any order
 }
 
+var _ extract.CountedPageStreamer = (*Poppler)(nil)
+
 // StreamPages runs one pdftotext per page range, the ranges in parallel,
 // and emits each page as soon as its form feed arrives.
 func (p *Poppler) StreamPages(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
+	return p.streamPages(ctx, path, 0, limits, emit)
+}
+
+// StreamCountedPages is StreamPages for a document whose pages the caller
+// has counted (with Pages): it runs no pdfinfo of its own.
+func (p *Poppler) StreamCountedPages(ctx context.Context, path string, pages int, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
+	if pages < 1 {
+		return 0, fmt.Errorf("pdftext: a counted document has at least one page, not %d", pages)
+	}
+	return p.streamPages(ctx, path, pages, limits, emit)
+}
+
+// streamPages splits the document's n pages into ranges (n = 0: count
+// them first). The last range runs to the document's end rather than to
+// page n, so a count that is wrong fails the extraction (see the check
+// below) instead of leaving pages out.
+func (p *Poppler) streamPages(ctx context.Context, path string, n int, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
 	limits = limits.WithDefaults()
 	ctx, cancel := context.WithTimeoutCause(ctx, p.timeout(), errTimeout)
 	defer cancel()
-	n, err := p.pages(ctx, path)
-	if err != nil {
+	if n == 0 {
+		var err error
+		if n, err = p.pages(ctx, path); err != nil {
+			return 0, err
+		}
+	} else if err := checkFile(path); err != nil {
 		return 0, err
 	}
 	if n > limits.MaxPages {
@@ -142,7 +165,10 @@ func (p *Poppler) StreamPages(ctx context.Context, path string, limits extract.L
 	for i := range procs {
 		first, last := i*n/procs+1, (i+1)*n/procs
 		g.Go(func() error {
-			args := []string{"-q", "-enc", "UTF-8", "-f", strconv.Itoa(first), "-l", strconv.Itoa(last)}
+			args := []string{"-q", "-enc", "UTF-8", "-f", strconv.Itoa(first)}
+			if i < procs-1 {
+				args = append(args, "-l", strconv.Itoa(last))
+			}
 			if p.Mode != "" {
 				args = append(args, p.Mode)
 			}

@@ -1,0 +1,85 @@
+package steps_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/samples/gen/pdfgen"
+)
+
+// countedStreamer is a PDF extractor that can be told the page count, and
+// records how often it was asked to count pages and what it was told.
+type countedStreamer struct {
+	pages        int
+	countedCalls atomic.Int32 // Pages
+	toldPages    atomic.Int32 // the count StreamCountedPages was given
+}
+
+func (s *countedStreamer) Name() string { return "counted" }
+
+func (s *countedStreamer) Pages(context.Context, string) (int, error) {
+	s.countedCalls.Add(1)
+	return s.pages, nil
+}
+
+func (s *countedStreamer) Extract(context.Context, string, extract.Limits) ([]extract.Unit, error) {
+	panic("format_parser streams from a PageStreamer")
+}
+
+func (s *countedStreamer) StreamPages(context.Context, string, extract.Limits, func(extract.Unit) error) (int, error) {
+	panic("format_parser passes the count segment_prep found")
+}
+
+func (s *countedStreamer) StreamCountedPages(_ context.Context, _ string, pages int, _ extract.Limits, emit func(extract.Unit) error) (int, error) {
+	s.toldPages.Store(int32(pages))
+	for i := 1; i <= pages; i++ {
+		if err := emit(extract.Unit{Index: i, Kind: "page", Text: fmt.Sprintf("Page %d of the counted document.", i)}); err != nil {
+			return 0, err
+		}
+	}
+	return pages, nil
+}
+
+// segment_prep counts a PDF's pages once; format_parser hands that count
+// to an extractor that takes one instead of having it count again.
+func TestFormatParserPassesThePageCount(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	repo, blobs, ig := newLocalProject(t, t.TempDir())
+	var pdf bytes.Buffer
+	if err := pdfgen.Write(&pdf, pdfgen.Options{Pages: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "c.pdf", FileURI: "upload:c.pdf", Body: &pdf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &countedStreamer{pages: 7}
+	handlers := pipeline.NewRegistry()
+	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
+	invoke := stepInvoker(ctx, handlers, reg.Ref())
+	for _, step := range []string{pipeline.StepSegmentPrep, pipeline.StepFormatParser} {
+		if _, err := invoke(step); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	if n := x.countedCalls.Load(); n != 1 {
+		t.Errorf("pages counted %d times, want once (by segment_prep)", n)
+	}
+	if n := x.toldPages.Load(); n != 7 {
+		t.Errorf("format_parser told the extractor %d pages, want 7", n)
+	}
+	prog, err := repo.GetProgress(ctx, reg.Workflow.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prog.TotalSegments != 7 {
+		t.Errorf("%d segments, want 7", prog.TotalSegments)
+	}
+}
