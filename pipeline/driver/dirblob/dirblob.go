@@ -166,11 +166,26 @@ func (s *Store) createTemp(dir string) (*os.File, error) {
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
-		if err = os.MkdirAll(dir, 0o755); err != nil {
+		if err = makeDir(dir); err != nil {
 			return nil, err
 		}
 	}
 	return nil, err
+}
+
+// makeDir creates dir, and its parents when they are missing too. A new
+// key's directory usually has its parent already (a page's directory
+// under segments/): one mkdir then does it, where os.MkdirAll would first
+// stat the directory and its parent.
+func makeDir(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrExist):
+		return nil // made, or made by a concurrent Put; a file there fails the open
+	case errors.Is(err, fs.ErrNotExist):
+		return os.MkdirAll(dir, 0o755)
+	}
+	return err
 }
 
 // copyBuffers lends Put its copy buffer. io.Copy into an *os.File would

@@ -279,3 +279,43 @@ func TestFlushUnderWriteMark(t *testing.T) {
 		t.Fatalf("Flush without a mark after an unsynced Put: err %v, %d syncs, want 2", err, syncs.Load())
 	}
 }
+
+// A key cannot sit under another key's object (a file cannot hold a
+// directory): the Put fails and the object stays as it was. Keys in new
+// directories, many at once, are all stored.
+func TestPutMakesDirectories(t *testing.T) {
+	t.Parallel()
+	s, err := dirblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := blob.PutBytes(ctx, s, "p/a", []byte("object")); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.PutBytes(ctx, s, "p/a/b", []byte("under it")); err == nil {
+		t.Fatal("a key under an object's key was stored")
+	}
+	if got, err := blob.GetBytes(ctx, s, "p/a", 1<<10); err != nil || string(got) != "object" {
+		t.Fatalf("p/a = %q, %v after the refused put", got, err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Go(func() {
+			// Pairs of writers share each new page directory.
+			errs <- blob.PutBytes(ctx, s, fmt.Sprintf("p/w/segments/%06d/text-%d.txt", i/2, i%2), []byte{byte(i)})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.List(ctx, "p/w/segments/")
+	if err != nil || len(list) != 64 {
+		t.Fatalf("listed %d objects, %v; want 64", len(list), err)
+	}
+}
