@@ -76,7 +76,6 @@ func BenchmarkCompare(b *testing.B) {
 		var home, id string
 		rows = append(rows, &row{name: "docpipe --pdf " + backend,
 			run: func() (string, error) {
-				var err error
 				home = benchHome(b) // a fresh home: nothing reused
 				out, err := exec.Command(bin, "run", "--home", home, "--progress", "none", "--json", "--pdf", backend, pdf).Output()
 				if err != nil {

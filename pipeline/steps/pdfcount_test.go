@@ -1,7 +1,6 @@
 package steps_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
-	"github.com/docpipe/docpipe/pipeline/steps"
-	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
 // countedStreamer is a PDF extractor that can be told the page count, and
@@ -50,20 +47,8 @@ func (s *countedStreamer) StreamCountedPages(_ context.Context, _ string, pages 
 // to an extractor that takes one instead of having it count again.
 func TestFormatParserPassesThePageCount(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	repo, blobs, ig := newLocalProject(t, t.TempDir())
-	var pdf bytes.Buffer
-	if err := pdfgen.Write(&pdf, pdfgen.Options{Pages: 1, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "c.pdf", FileURI: "upload:c.pdf", Body: &pdf})
-	if err != nil {
-		t.Fatal(err)
-	}
 	x := &countedStreamer{pages: 7}
-	handlers := pipeline.NewRegistry()
-	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
-	invoke := stepInvoker(ctx, handlers, reg.Ref())
+	repo, reg, invoke := pdfWorkflow(t, x)
 	for _, step := range []string{pipeline.StepSegmentPrep, pipeline.StepFormatParser} {
 		if _, err := invoke(step); err != nil {
 			t.Fatalf("%s: %v", step, err)
@@ -75,7 +60,7 @@ func TestFormatParserPassesThePageCount(t *testing.T) {
 	if n := x.toldPages.Load(); n != 7 {
 		t.Errorf("format_parser told the extractor %d pages, want 7", n)
 	}
-	prog, err := repo.GetProgress(ctx, reg.Workflow.ID)
+	prog, err := repo.GetProgress(t.Context(), reg.Workflow.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

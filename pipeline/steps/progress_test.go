@@ -55,19 +55,8 @@ func (s *heldStreamer) StreamPages(ctx context.Context, _ string, _ extract.Limi
 func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	repo, blobs, ig := newLocalProject(t, t.TempDir())
-	var pdf bytes.Buffer
-	if err := pdfgen.Write(&pdf, pdfgen.Options{Pages: 1, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "r.pdf", FileURI: "upload:r.pdf", Body: &pdf})
-	if err != nil {
-		t.Fatal(err)
-	}
 	x := &heldStreamer{pages: 40, release: make(chan struct{})}
-	handlers := pipeline.NewRegistry()
-	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
-	invoke := stepInvoker(ctx, handlers, reg.Ref())
+	repo, reg, invoke := pdfWorkflow(t, x)
 	if _, err := invoke(pipeline.StepSegmentPrep); err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +88,26 @@ func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
 	if st := prog.Steps[pipeline.StepFormatParser]; st.Status != pipeline.StepCompleted || prog.TotalSegments != 40 {
 		t.Errorf("after format_parser: %s, %d segments", st.Status, prog.TotalSegments)
 	}
+}
+
+// pdfWorkflow registers a one-page PDF in a new local project and returns
+// the repository, the registration and an invoker of its steps, which
+// extract PDFs with x.
+func pdfWorkflow(t *testing.T, x extract.PDFExtractor) (*pipeline.Repository, pipeline.Registration, func(step string) (pipeline.StepOutput, error)) {
+	t.Helper()
+	ctx := t.Context()
+	repo, blobs, ig := newLocalProject(t, t.TempDir())
+	var pdf bytes.Buffer
+	if err := pdfgen.Write(&pdf, pdfgen.Options{Pages: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "r.pdf", FileURI: "upload:r.pdf", Body: &pdf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handlers := pipeline.NewRegistry()
+	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
+	return repo, reg, stepInvoker(ctx, handlers, reg.Ref())
 }
 
 // newLocalProject opens a SQLite table and a blob directory in dir and
