@@ -156,7 +156,9 @@ type Segment struct {
 	Language  string        `json:"language,omitempty"`
 	Keywords  []string      `json:"keywords,omitempty"` // top few only
 	Error     string        `json:"error,omitempty"`
-	UpdatedAt string        `json:"updated_at,omitempty"`
+	// Stage is the stage that failed or skipped the segment.
+	Stage     string `json:"stage,omitempty"`
+	UpdatedAt string `json:"updated_at,omitempty"`
 }
 
 // Transition is one audit record of a step status change.

@@ -9,8 +9,9 @@ import (
 // redoes only what did not succeed. For a failed workflow that is every
 // stage from the first one that did not complete (failed, left in progress
 // by a timeout, or never started); when segments failed, the segment stage
-// and everything after it too, so failed segments are analysed again while
-// finished ones stay as they are. The reset stages go back to pending and
+// and everything after it too, so failed segments (back to pending,
+// ResetFailedSegments) are analysed again while finished ones stay as
+// they are. The reset stages go back to pending and
 // the workflow to in_progress. It returns the stages it reset; for a
 // completed workflow with nothing to redo it returns none and changes
 // nothing.
@@ -45,6 +46,14 @@ func (r *Repository) PrepareRerun(ctx context.Context, ref WorkflowRef, def Defi
 			return reset, err
 		}
 		reset = append(reset, st.Name)
+	}
+	// Failed segments go back to pending only now that the stages that
+	// redo them are pending: a call interrupted before here finds them
+	// still failed and resets them then.
+	if prog.SegmentsFailed > 0 {
+		if _, err := r.ResetFailedSegments(ctx, ref); err != nil {
+			return reset, err
+		}
 	}
 	// A failed workflow runs again even when every stage completed (its
 	// finalize failed): the new execution skips the completed stages.

@@ -16,6 +16,9 @@ type SegmentResult struct {
 	Language  string
 	Keywords  []string
 	Error     string
+	// Stage is the stage that decided the outcome: for a failed
+	// segment, the one that failed it.
+	Stage string
 }
 
 // PutSegments writes segment items, overwriting pending ones with the same
@@ -114,21 +117,45 @@ func (r *Repository) FailedSegments(ctx context.Context, workflowID string) ([]S
 	}
 }
 
+// segmentRank orders a segment's outcomes within one run. A finish only
+// ever moves a segment up this order: a stage may fail a segment a
+// sibling stage finished done, but nothing turns failed or skipped into
+// done, whichever stage finishes last. Only a re-run moves a failed
+// segment back to pending (ResetFailedSegments), and its audit item says
+// so. This is the one home of that rule.
+func segmentRank(s SegmentStatus) int {
+	switch s {
+	case SegmentPending:
+		return 0
+	case SegmentDone:
+		return 1
+	case SegmentSkipped:
+		return 2
+	case SegmentFailed:
+		return 3
+	}
+	return -1
+}
+
+// segmentMayFinish reports whether a segment in from may finish as to.
+func segmentMayFinish(from, to SegmentStatus) bool {
+	return segmentRank(from) >= 0 && segmentRank(from) < segmentRank(to)
+}
+
 // FinishSegment records a segment's outcome and counts it on the step item
 // in the same transaction, so each segment is counted exactly once however
-// often the call is retried or raced. A pending segment may finish in any
-// final state; a failed one may be re-run (its failure is uncounted when
-// it now succeeds or is skipped). applied is true when the segment's status
-// changed. A segment already done or skipped in to returns applied=false; a
-// failed segment failing again has its error and result refreshed, also
-// with applied=false (a retry and a failing re-run look alike). A segment in
-// another final state gives an error matching ErrStale.
+// often the call is retried or raced. The write is conditional on the
+// status the segment was read in, which must rank below to
+// (segmentRank): a segment already at or above to is left alone and
+// applied is false, with no error, so a retry and a sibling's weaker
+// outcome are both no-ops. applied is true when the segment's status
+// changed.
 func (r *Repository) FinishSegment(ctx context.Context, workflowID string, index int, to SegmentStatus, patch SegmentResult) (bool, error) {
 	if counterPath(to) == "" {
 		return false, fmt.Errorf("pipeline: segment cannot finish as %q", to)
 	}
-	cur, done, err := r.segmentFrom(ctx, workflowID, index, to)
-	if err != nil || done {
+	cur, err := r.segmentFrom(ctx, workflowID, index, to)
+	if err != nil || cur == "" {
 		return false, err
 	}
 	applied := false
@@ -136,16 +163,14 @@ func (r *Repository) FinishSegment(ctx context.Context, workflowID string, index
 	err = r.retry(ctx, what, func() error {
 		err := r.t.Transact(ctx, r.finishActions(workflowID, index, cur, to, patch))
 		if err == nil {
-			// A failed segment failing again refreshes its record but
-			// changes no status and no count.
-			applied = cur != to
+			applied = true
 			return nil
 		}
 		if !lostRace(err) {
 			return fmt.Errorf("pipeline: finish segment %d of %s: %w", index, workflowID, err)
 		}
-		st, done, err := r.segmentFrom(ctx, workflowID, index, to)
-		if err != nil || done {
+		st, err := r.segmentFrom(ctx, workflowID, index, to)
+		if err != nil || st == "" {
 			return err
 		}
 		cur = st
@@ -154,28 +179,27 @@ func (r *Repository) FinishSegment(ctx context.Context, workflowID string, index
 	return applied, err
 }
 
-// segmentFrom reads the state a segment finishes from: pending, or failed
-// for a re-run. done is true when it is already in to; a segment in another
-// final state gives ErrStale.
-func (r *Repository) segmentFrom(ctx context.Context, workflowID string, index int, to SegmentStatus) (SegmentStatus, bool, error) {
+// segmentFrom reads the status a segment finishes from, "" when it is
+// already at or above to and the finish is a no-op.
+func (r *Repository) segmentFrom(ctx context.Context, workflowID string, index int, to SegmentStatus) (SegmentStatus, error) {
 	cur, err := r.GetSegment(ctx, workflowID, index)
 	if err != nil {
-		return "", false, err
+		return "", err
 	}
-	switch cur.Status {
-	case SegmentPending, SegmentFailed:
-		return cur.Status, false, nil
-	case to:
-		return "", true, nil
+	if !segmentMayFinish(cur.Status, to) {
+		return "", nil
 	}
-	return "", false, fmt.Errorf("%w: segment %d of %s is %s", ErrStale, index, workflowID, cur.Status)
+	return cur.Status, nil
 }
 
+// finishActions moves a segment from from to to, guarded by from, and
+// moves its count between the step item's counters.
 func (r *Repository) finishActions(workflowID string, index int, from, to SegmentStatus, patch SegmentResult) []table.TxAction {
 	segUpdates := []table.Update{
 		table.Set{Path: pathStatus, Value: string(to)},
 		table.Set{Path: pathUpdatedAt, Value: FormatTime(r.now())},
 		setOrRemove(pathError, patch.Error),
+		setOrRemove("data.stage", patch.Stage),
 	}
 	if patch.ResultKey != "" {
 		segUpdates = append(segUpdates, table.Set{Path: "data.result_key", Value: patch.ResultKey})
@@ -186,21 +210,55 @@ func (r *Repository) finishActions(workflowID string, index int, from, to Segmen
 	if patch.Keywords != nil {
 		segUpdates = append(segUpdates, table.Set{Path: "data.keywords", Value: patch.Keywords})
 	}
-	var counters []table.Update
-	switch {
-	case from == SegmentPending:
-		counters = []table.Update{table.Add{Path: counterPath(to), Delta: 1}}
-	case from == SegmentFailed && to != SegmentFailed:
-		counters = []table.Update{table.Add{Path: counterPath(SegmentFailed), Delta: -1}, table.Add{Path: counterPath(to), Delta: 1}}
+	counters := []table.Update{table.Add{Path: counterPath(to), Delta: 1}}
+	if from != SegmentPending {
+		counters = append(counters, table.Add{Path: counterPath(from), Delta: -1})
 	}
-	actions := []table.TxAction{
+	return []table.TxAction{
 		table.TxUpdate{Key: SegmentKey(workflowID, index), Updates: segUpdates, Cond: table.Equals{Path: pathStatus, Value: string(from)}},
+		table.TxUpdate{Key: StepKey(workflowID), Updates: counters, Cond: table.Exists{Path: table.AttrPK}},
 	}
-	if len(counters) > 0 {
-		actions = append(actions, table.TxUpdate{Key: StepKey(workflowID), Updates: counters, Cond: table.Exists{Path: table.AttrPK}})
-	}
-	return actions
 }
+
+// ResetFailedSegments moves every failed segment of a workflow back to
+// pending for a re-run, uncounting it, with an audit item per segment
+// saying so: the one way a failed segment leaves failed. It returns the
+// indices it reset.
+func (r *Repository) ResetFailedSegments(ctx context.Context, ref WorkflowRef) ([]int, error) {
+	failed, err := r.FailedSegments(ctx, ref.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	var reset []int
+	// Two actions a segment plus the step item's counter.
+	for chunk := range slices.Chunk(failed, (table.MaxTransactItems-1)/2) {
+		now := r.now()
+		at := FormatTime(now)
+		actions := make([]table.TxAction, 0, 2*len(chunk)+1)
+		for _, s := range chunk {
+			actions = append(actions, table.TxUpdate{
+				Key:     SegmentKey(ref.WorkflowID, s.Index),
+				Updates: []table.Update{table.Set{Path: pathStatus, Value: string(SegmentPending)}, table.Set{Path: pathUpdatedAt, Value: at}, table.Remove{Path: pathError}, table.Remove{Path: "data.stage"}},
+				Cond:    table.Equals{Path: pathStatus, Value: string(SegmentFailed)},
+			})
+			tr := Transition{ID: NewIDAt(now), WorkflowID: ref.WorkflowID, Step: SegmentStepName(s.Index), From: StepStatus(SegmentFailed), To: StepStatus(SegmentPending),
+				Error: "re-run; it failed with: " + s.Error, At: at}
+			actions = append(actions, r.auditPut(tr, now))
+		}
+		actions = append(actions, table.TxUpdate{Key: StepKey(ref.WorkflowID), Updates: []table.Update{table.Add{Path: counterPath(SegmentFailed), Delta: -float64(len(chunk))}}, Cond: table.Exists{Path: table.AttrPK}})
+		if err := r.t.Transact(ctx, actions); err != nil {
+			return reset, fmt.Errorf("pipeline: reset failed segments of %s: %w", ref.WorkflowID, err)
+		}
+		for _, s := range chunk {
+			reset = append(reset, s.Index)
+		}
+	}
+	return reset, nil
+}
+
+// SegmentStepName is how a segment's own transitions name it in the audit
+// trail.
+func SegmentStepName(index int) string { return fmt.Sprintf("segment %d", index) }
 
 // SegmentFinish is one segment's outcome in a FinishSegments call.
 type SegmentFinish struct {
@@ -242,6 +300,7 @@ func (r *Repository) FinishSegments(ctx context.Context, workflowID string, fins
 		}
 		lo, hi = min(lo, f.Index), max(hi, f.Index)
 	}
+	fins = strongestFinishes(fins)
 	current, err := r.SegmentsInRange(ctx, workflowID, lo, hi)
 	if err != nil {
 		return 0, err
@@ -262,6 +321,24 @@ func (r *Repository) FinishSegments(ctx context.Context, workflowID string, fins
 	return applied, nil
 }
 
+// strongestFinishes keeps one finish per segment, the highest-ranked, in
+// first-seen order: a transaction may touch an item once.
+func strongestFinishes(fins []SegmentFinish) []SegmentFinish {
+	at := make(map[int]int, len(fins))
+	out := make([]SegmentFinish, 0, len(fins))
+	for _, f := range fins {
+		i, seen := at[f.Index]
+		switch {
+		case !seen:
+			at[f.Index] = len(out)
+			out = append(out, f)
+		case segmentRank(f.To) > segmentRank(out[i].To):
+			out[i] = f
+		}
+	}
+	return out
+}
+
 func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk []SegmentFinish, status map[int]SegmentStatus) (int, error) {
 	var actions []table.TxAction
 	deltas := map[string]float64{}
@@ -271,16 +348,14 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 		if !ok {
 			return 0, fmt.Errorf("%w: segment %d of %s does not exist", ErrNotFound, f.Index, workflowID)
 		}
-		if from == f.To || (from != SegmentPending && from != SegmentFailed) {
-			continue // already recorded (a retry) or finished otherwise
+		if !segmentMayFinish(from, f.To) {
+			continue // already recorded (a retry), or outranked (segmentRank)
 		}
 		acts := r.finishActions(workflowID, f.Index, from, f.To, f.Result)
 		actions = append(actions, acts[0])
-		if len(acts) > 1 {
-			for _, u := range acts[1].(table.TxUpdate).Updates {
-				add := u.(table.Add)
-				deltas[add.Path] += add.Delta
-			}
+		for _, u := range acts[1].(table.TxUpdate).Updates {
+			add := u.(table.Add)
+			deltas[add.Path] += add.Delta
 		}
 		todo = append(todo, f)
 	}
@@ -308,7 +383,7 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 	applied := 0
 	for _, f := range todo {
 		ok, err := r.FinishSegment(ctx, workflowID, f.Index, f.To, f.Result)
-		if err != nil && !errors.Is(err, ErrStale) {
+		if err != nil {
 			return applied, err
 		}
 		if ok {

@@ -240,14 +240,19 @@ func (r *Repository) transitionActions(workflowID, step string, from, to StepSta
 		updates = append(updates, table.Set{Path: stepPath(step, "ended_at"), Value: at})
 	}
 	tr := Transition{ID: NewIDAt(now), WorkflowID: workflowID, Step: step, From: from, To: to, Error: errMsg, At: at}
-	audit := newItem(TransitionKey(workflowID, tr.ID), tr.data())
+	return []table.TxAction{
+		table.TxUpdate{Key: StepKey(workflowID), Updates: updates, Cond: table.Equals{Path: stepPath(step, "status"), Value: string(from)}},
+		r.auditPut(tr, now),
+	}
+}
+
+// auditPut writes tr's audit item, with the transient items' expiry.
+func (r *Repository) auditPut(tr Transition, now time.Time) table.TxAction {
+	audit := newItem(TransitionKey(tr.WorkflowID, tr.ID), tr.data())
 	if r.transitionTTL > 0 {
 		audit[table.AttrTTL] = float64(now.Add(r.transitionTTL).Unix())
 	}
-	return []table.TxAction{
-		table.TxUpdate{Key: StepKey(workflowID), Updates: updates, Cond: table.Equals{Path: stepPath(step, "status"), Value: string(from)}},
-		table.TxPut{Item: audit, Cond: table.NotExists{Path: table.AttrPK}},
-	}
+	return table.TxPut{Item: audit, Cond: table.NotExists{Path: table.AttrPK}}
 }
 
 // stepStatus reads one step's current status.

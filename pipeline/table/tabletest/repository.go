@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ var repositoryTests = []struct {
 	{"SegmentsPaging", testSegmentsPaging},
 	{"FinishSegmentRace", testFinishSegmentRace},
 	{"FinishSegmentRerun", testFinishSegmentRerun},
+	{"SegmentOutcomeRace", testSegmentOutcomeRace},
 	{"FinishSegmentsBatch", testFinishSegmentsBatch},
 	{"PutSegmentsKeepsFinished", testPutSegmentsKeepsFinished},
 	{"DocumentWorkflows", testDocumentWorkflows},
@@ -1080,6 +1082,9 @@ func testFinishSegmentRace(t *testing.T, tb table.Table, cfg config) {
 	}
 }
 
+// testFinishSegmentRerun: outcomes only move up pending < done < skipped
+// < failed within a run; only ResetFailedSegments, with its audit items,
+// takes a failed segment back.
 func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
@@ -1088,7 +1093,7 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 		t.Fatal(err)
 	}
 	finish := func(i int, to pipeline.SegmentStatus, errMsg string) (bool, error) {
-		return repo.FinishSegment(ctx, f.wf.ID, i, to, pipeline.SegmentResult{Error: errMsg, Keywords: []string{"k"}})
+		return repo.FinishSegment(ctx, f.wf.ID, i, to, pipeline.SegmentResult{Error: errMsg, Keywords: []string{"k"}, Stage: "st"})
 	}
 	counters := func(done, failed, skipped int) {
 		t.Helper()
@@ -1097,6 +1102,14 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 			t.Fatalf("counters %d/%d/%d, want %d/%d/%d", p.SegmentsDone, p.SegmentsFailed, p.SegmentsSkipped, done, failed, skipped)
 		}
 	}
+	status := func(i int) pipeline.Segment {
+		t.Helper()
+		s, err := repo.GetSegment(ctx, f.wf.ID, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	for i, to := range []pipeline.SegmentStatus{pipeline.SegmentFailed, pipeline.SegmentFailed, pipeline.SegmentDone, pipeline.SegmentSkipped} {
 		if ok, err := finish(i+1, to, map[bool]string{true: "bad page"}[to == pipeline.SegmentFailed]); !ok || err != nil {
 			t.Fatalf("finish %d: %v, %v", i+1, ok, err)
@@ -1104,40 +1117,101 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 	}
 	counters(1, 2, 1)
 	failed, err := repo.FailedSegments(ctx, f.wf.ID)
-	if err != nil || len(failed) != 2 || failed[0].Index != 1 || failed[1].Index != 2 || failed[0].Error != "bad page" {
+	if err != nil || len(failed) != 2 || failed[0].Index != 1 || failed[1].Index != 2 || failed[0].Error != "bad page" || failed[0].Stage != "st" {
 		t.Fatalf("FailedSegments = %+v, %v", failed, err)
 	}
-	// Re-run of a failed segment that now succeeds: uncounted as failed.
-	if ok, err := finish(1, pipeline.SegmentDone, ""); !ok || err != nil {
-		t.Fatalf("re-run: %v, %v", ok, err)
+	// Nothing turns failed or skipped into done, and a second failure
+	// keeps the first reason.
+	for _, c := range []struct {
+		i  int
+		to pipeline.SegmentStatus
+	}{{1, pipeline.SegmentDone}, {2, pipeline.SegmentFailed}, {4, pipeline.SegmentDone}, {3, pipeline.SegmentDone}} {
+		if ok, err := finish(c.i, c.to, "late"); ok || err != nil {
+			t.Fatalf("finish %d as %s: applied=%v err=%v, want a no-op", c.i, c.to, ok, err)
+		}
 	}
-	counters(2, 1, 1)
-	if s, _ := repo.GetSegment(ctx, f.wf.ID, 1); s.Error != "" || s.Status != pipeline.SegmentDone {
-		t.Fatalf("re-run segment = %+v", s)
+	counters(1, 2, 1)
+	if s := status(1); s.Status != pipeline.SegmentFailed || s.Error != "bad page" {
+		t.Fatalf("segment 1 after a late done = %+v", s)
 	}
-	// Re-run that fails again: still counted once.
-	if ok, err := finish(2, pipeline.SegmentFailed, "still bad"); ok || err != nil {
-		t.Fatalf("failing re-run: %v, %v", ok, err)
+	// A failure outranks a sibling's done, and a skip.
+	if ok, err := finish(3, pipeline.SegmentFailed, "sibling failed"); !ok || err != nil {
+		t.Fatalf("fail a done segment: %v, %v", ok, err)
 	}
-	counters(2, 1, 1)
-	if s, _ := repo.GetSegment(ctx, f.wf.ID, 2); s.Error != "still bad" {
-		t.Fatalf("failing re-run kept error %q", s.Error)
+	if ok, err := finish(4, pipeline.SegmentFailed, "failed too"); !ok || err != nil {
+		t.Fatalf("fail a skipped segment: %v, %v", ok, err)
 	}
-	// Retries of committed finishes are no-ops; contradicting them is stale.
-	if ok, err := finish(1, pipeline.SegmentDone, ""); ok || err != nil {
-		t.Fatalf("retried finish: applied=%v err=%v, want a no-op", ok, err)
-	}
-	ok, err := finish(3, pipeline.SegmentFailed, "late")
-	wantStale(t, "fail a done segment", ok, err)
-	counters(2, 1, 1)
+	counters(0, 4, 0)
 	if _, err := finish(99, pipeline.SegmentDone, ""); !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("finish of a missing segment: err = %v, want ErrNotFound", err)
 	}
 	if _, err := finish(4, pipeline.SegmentPending, ""); err == nil {
 		t.Fatal("finishing as pending accepted")
 	}
-	if failed, err := repo.FailedSegments(ctx, f.wf.ID); err != nil || len(failed) != 1 || failed[0].Index != 2 {
-		t.Fatalf("FailedSegments after re-runs = %+v, %v", failed, err)
+	// The re-run is the way back, and the audit trail says so.
+	reset, err := repo.ResetFailedSegments(ctx, f.ref)
+	if err != nil || len(reset) != 4 {
+		t.Fatalf("ResetFailedSegments = %v, %v", reset, err)
+	}
+	counters(0, 0, 0)
+	if s := status(3); s.Status != pipeline.SegmentPending || s.Error != "" || s.Stage != "" {
+		t.Fatalf("reset segment = %+v", s)
+	}
+	trs, err := repo.ListTransitions(ctx, f.wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audited := 0
+	for _, tr := range trs {
+		if tr.Step == pipeline.SegmentStepName(3) && tr.From == "failed" && tr.To == "pending" && strings.Contains(tr.Error, "sibling failed") {
+			audited++
+		}
+	}
+	if audited != 1 {
+		t.Fatalf("audit trail of the reset: %+v", trs)
+	}
+	if ok, err := finish(1, pipeline.SegmentDone, ""); !ok || err != nil {
+		t.Fatalf("re-run finish: %v, %v", ok, err)
+	}
+	counters(1, 0, 0)
+	if again, err := repo.ResetFailedSegments(ctx, f.ref); err != nil || len(again) != 0 {
+		t.Fatalf("second reset = %v, %v", again, err)
+	}
+}
+
+// testSegmentOutcomeRace: workers racing different outcomes for the same
+// segments (sibling stages) leave each at the strongest one, counted
+// once.
+func testSegmentOutcomeRace(t *testing.T, tb table.Table, cfg config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	const segs = 6
+	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, segs)); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := []pipeline.SegmentStatus{pipeline.SegmentDone, pipeline.SegmentSkipped, pipeline.SegmentFailed}
+	// Segment i sees outcomes up to want(i): racer w tries outcome
+	// (w/segs)%3, capped there.
+	want := func(i int) pipeline.SegmentStatus { return outcomes[i%3] }
+	cfg.race(max(cfg.racers, 3*segs), func(w int) {
+		i := w%segs + 1
+		to := outcomes[min((w/segs)%3, i%3)]
+		if _, err := repo.FinishSegments(ctx, f.wf.ID, []pipeline.SegmentFinish{{Index: i, To: to, Result: pipeline.SegmentResult{Error: string(to)}}}); err != nil {
+			t.Errorf("FinishSegments %d as %s: %v", i, to, err)
+		}
+	})
+	counts := map[pipeline.SegmentStatus]int{}
+	for i := 1; i <= segs; i++ {
+		s, err := repo.GetSegment(ctx, f.wf.ID, i)
+		if err != nil || s.Status != want(i) {
+			t.Fatalf("segment %d = %+v, %v; want %s", i, s, err, want(i))
+		}
+		counts[s.Status]++
+	}
+	p := progress(t, repo, f.wf.ID)
+	if p.SegmentsDone != counts[pipeline.SegmentDone] || p.SegmentsSkipped != counts[pipeline.SegmentSkipped] || p.SegmentsFailed != counts[pipeline.SegmentFailed] {
+		t.Fatalf("counters %d/%d/%d, want %v", p.SegmentsDone, p.SegmentsFailed, p.SegmentsSkipped, counts)
 	}
 }
 
