@@ -126,8 +126,10 @@ func TestCommandEmptyArgv(t *testing.T) {
 
 // startsSleeper is a command that leaves a grandchild (a background sleep
 // that keeps stdout open) and records its pid in a file.
+// startsSleeper starts a grandchild sleeper whose pid appears in pidFile
+// whole (written aside, then renamed), so a watcher never reads it empty.
 func startsSleeper(pidFile, then string) []string {
-	return shell(fmt.Sprintf("sleep 1000 & echo $! > %s; %s", pidFile, then))
+	return shell(fmt.Sprintf("sleep 1000 & echo $! > %[1]s.tmp && mv %[1]s.tmp %[1]s; %[2]s", pidFile, then))
 }
 
 func TestCommandTimeoutKillsTheProcessGroup(t *testing.T) {

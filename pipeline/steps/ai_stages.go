@@ -1,8 +1,6 @@
 package steps
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,24 +8,12 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
-
-// aiLine is one segment's analysis in a batch's JSON Lines output: the
-// keys of a user's stage line plus the model and the tokens it billed.
-type aiLine struct {
-	Index    int             `json:"index"`
-	Output   json.RawMessage `json:"output,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Model    string          `json:"model,omitempty"`
-	Usage    ai.Usage        `json:"usage"`
-	Requests int             `json:"requests,omitempty"`
-}
 
 // aiDocumentOutput is a document-scope analysis's stored output.
 type aiDocumentOutput struct {
@@ -39,19 +25,9 @@ type aiDocumentOutput struct {
 }
 
 // aiStage is the handler of an analysis builtin: per batch at segment
-// scope, once at document scope.
+// scope (through the segment runner), once at document scope.
 func (h *handlers) aiStage(builtin string) pipeline.Handler {
-	document := h.wrap(builtin, h.aiDocument)
-	segment := h.batch(builtin, h.aiSegments)
-	return pipeline.HandlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
-		var head struct {
-			Batch *pipeline.Batch `json:"batch"`
-		}
-		if json.Unmarshal(payload, &head) == nil && head.Batch != nil {
-			return segment.Invoke(ctx, payload)
-		}
-		return document.Invoke(ctx, payload)
-	})
+	return documentOrBatch(h.wrap(builtin, h.aiDocument), h.batch(builtin, h.segmentStage(aiKind{})))
 }
 
 // aiModel builds the stage's model from its settings.
@@ -108,113 +84,39 @@ func analysisFailure(err error) bool {
 	return errors.As(err, &answer) || errors.As(err, &long) || errors.As(err, &failed)
 }
 
-// aiSegments analyses every open segment of a batch and stores the
-// answers as JSON Lines. As with users' segment stages, a segment whose
-// analysis fails is failed with the reason, a transient fault retries the
-// batch, and only the batch's last segment stage finishes the rest.
-func (h *handlers) aiSegments(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
-	b := *in.Batch
-	segs, err := h.batchSegments(ctx, in)
-	if err != nil {
-		return outcome{}, err
-	}
-	if finishedBatch(segs) {
-		return outcome{message: fmt.Sprintf("batch %d: already done", b.Batch)}, nil
-	}
-	st, _ := pipe.def.Stage(in.Step)
+// aiKind analyses each segment with the stage's model. An answer that
+// fails the one analysis (analysisFailure) fails its segment; other
+// faults fail the batch, which is retried.
+type aiKind struct{}
+
+func (aiKind) store() batchStore { return linesStore{} }
+
+func (aiKind) summary(l stageLine) (string, []string) { return "", answerKeywords(l.Output) }
+
+func (aiKind) open(ctx context.Context, h *handlers, in pipeline.StepInput, _ *workflowPipeline, st pipeline.Stage) (segmentWork, func(), error) {
 	model, settings, err := h.aiModel(ctx, st)
 	if err != nil {
-		return outcome{}, err
+		return nil, nil, err
 	}
 	base, err := h.aiTask(ctx, in.Workflow, settings, ai.ScopeSegment)
 	if err != nil {
-		return outcome{}, err
+		return nil, nil, err
 	}
-	view, err := h.batchView(ctx, in.Workflow, pipe.segmentAncestors(in.Step), b.Batch)
-	if err != nil {
-		return outcome{}, err
-	}
-	key := pipeline.StageBatchBlobKey(in.Workflow, st.Name, b.Batch)
-	earlier, err := h.aiLines(ctx, key)
-	if err != nil {
-		return outcome{}, err
-	}
-	last := pipe.lastSegment == in.Step
-	lines := make([]*aiLine, len(segs))
-	fins := make([]*pipeline.SegmentFinish, len(segs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(h.parallelism())
-	for i, s := range segs {
-		if !open(s) {
-			if l, ok := earlier[s.Index]; ok {
-				lines[i] = &l
-			}
-			continue
+	work := eachSegment(h.parallelism(), func(ctx context.Context, c segmentCall) (segmentAnswer, error) {
+		task := base
+		task.Text = c.Text
+		res, err := ai.Analyze(ctx, model, task)
+		line := stageLine{Index: c.Index, Output: res.Output, Model: model.Name(), Usage: res.Usage, Requests: res.Requests}
+		switch {
+		case err != nil && analysisFailure(err):
+			line.Output, line.Error = nil, err.Error()
+			return segmentAnswer{line: line}, nil
+		case err != nil:
+			return segmentAnswer{}, err
 		}
-		g.Go(func() error {
-			text, status, reason, err := h.readSegment(gctx, s, view)
-			if err != nil {
-				return err
-			}
-			if status != "" {
-				if _, upstream := view.failed[s.Index]; !upstream && (last || status == pipeline.SegmentFailed) {
-					fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: status, Result: pipeline.SegmentResult{Error: reason}}
-				}
-				return nil
-			}
-			task := base
-			task.Text = text
-			res, err := ai.Analyze(gctx, model, task)
-			line := &aiLine{Index: s.Index, Output: res.Output, Model: model.Name(), Usage: res.Usage, Requests: res.Requests}
-			switch {
-			case err != nil && analysisFailure(err):
-				line.Output, line.Error = nil, err.Error()
-				lines[i] = line
-				fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: pipeline.SegmentFailed, Result: pipeline.SegmentResult{ResultKey: key, Error: err.Error()}}
-				return nil
-			case err != nil:
-				return err
-			}
-			lines[i] = line
-			if last {
-				fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: pipeline.SegmentDone, Result: pipeline.SegmentResult{ResultKey: key, Keywords: answerKeywords(res.Output)}}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return outcome{}, err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	failed := 0
-	var usage ai.Usage
-	for _, l := range lines {
-		if l == nil {
-			continue
-		}
-		if l.Error != "" {
-			failed++
-		}
-		usage = usage.Add(l.Usage)
-		if err := enc.Encode(l); err != nil {
-			return outcome{}, err
-		}
-	}
-	if err := blob.PutBytes(ctx, h.Blobs, key, buf.Bytes()); err != nil {
-		return outcome{}, storageErr("write stage output", err)
-	}
-	var finish []pipeline.SegmentFinish
-	for _, f := range fins {
-		if f != nil {
-			finish = append(finish, *f)
-		}
-	}
-	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, finish); err != nil {
-		return outcome{}, storageErr("record segments", err)
-	}
-	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed, %d input and %d output tokens", b.Batch, len(segs), failed, usage.InputTokens, usage.OutputTokens)}, nil
+		return segmentAnswer{line: line, keywords: answerKeywords(res.Output)}, nil
+	})
+	return work, func() {}, nil
 }
 
 // answerKeywords are the first keywords of an answer, for the segment item.
@@ -226,24 +128,6 @@ func answerKeywords(out json.RawMessage) []string {
 		return nil
 	}
 	return a.Keywords[:min(segmentKeywords, len(a.Keywords))]
-}
-
-// aiLines reads a batch's earlier analysis lines by segment index.
-func (h *handlers) aiLines(ctx context.Context, key string) (map[int]aiLine, error) {
-	raw, found, err := h.getOptional(ctx, key)
-	if err != nil || !found {
-		return nil, err
-	}
-	out := map[int]aiLine{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, len(raw)+1)
-	for sc.Scan() {
-		var l aiLine
-		if json.Unmarshal(sc.Bytes(), &l) == nil {
-			out[l.Index] = l
-		}
-	}
-	return out, nil
 }
 
 // aiDocument analyses the whole document from the summaries its needed
@@ -268,7 +152,7 @@ func (h *handlers) aiDocument(ctx context.Context, in pipeline.StepInput, pipe *
 			continue
 		}
 		for _, b := range manifest {
-			lines, err := h.aiLines(ctx, pipeline.StageBatchBlobKey(in.Workflow, n.Name, b.Batch))
+			lines, err := h.stageLines(ctx, in.Workflow, n, b.Batch)
 			if err != nil {
 				return outcome{}, err
 			}
@@ -347,15 +231,17 @@ func AIUsage(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, de
 			}
 		}
 		for _, b := range manifest {
-			raw, err := get(pipeline.StageBatchBlobKey(ref, st.Name, b.Batch))
+			key := pipeline.StageBatchBlobKey(ref, st.Name, b.Batch)
+			raw, err := get(key)
 			if err != nil {
 				return usage, err
 			}
-			sc := bufio.NewScanner(bytes.NewReader(raw))
-			sc.Buffer(nil, len(raw)+1)
-			for sc.Scan() {
-				var l aiLine
-				if json.Unmarshal(sc.Bytes(), &l) == nil && l.Model != "" {
+			lines, err := decodeStageLines(key, raw)
+			if err != nil {
+				return usage, err
+			}
+			for _, l := range lines {
+				if l.Model != "" {
 					usage[l.Model] = usage[l.Model].Add(l.Usage)
 				}
 			}

@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // maxSegmentTextBytes bounds one segment's text read into memory; segments
@@ -32,129 +31,101 @@ type BatchEntry struct {
 	Result *analyze.SegmentResult `json:"result,omitempty"`
 }
 
-// segmentAnalyzer analyses one batch of segments in parallel, on the
-// text the segment stages before it left. A segment that cannot be
-// analysed is recorded as failed with its reason and does not fail the
-// batch; a storage fault fails the batch so it is retried. As the batch's
-// last segment stage it gives every open segment its final status;
-// otherwise it records only the failures, and the last stage the rest.
-func (h *handlers) segmentAnalyzer(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
-	b := *in.Batch
-	segs, err := h.batchSegments(ctx, in)
-	if err != nil {
-		return outcome{}, err
-	}
-	if finishedBatch(segs) {
-		// A re-run of failed segments leaves finished batches alone.
-		return outcome{message: fmt.Sprintf("batch %d: already analysed", b.Batch)}, nil
-	}
-	view, err := h.batchView(ctx, in.Workflow, pipe.segmentAncestors(in.Step), b.Batch)
-	if err != nil {
-		return outcome{}, err
-	}
-	key := pipeline.BatchAnalysisBlobKey(in.Workflow, b.Batch)
-	earlier, err := h.earlierEntries(ctx, key)
-	if err != nil {
-		return outcome{}, err
-	}
-	entries := make([]BatchEntry, len(segs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(h.parallelism())
-	for i, s := range segs {
-		// A segment that already has its final result keeps it: a re-run
-		// (or a retried batch) redoes only what is not finished.
-		if e, ok := earlier[s.Index]; ok && s.Status == e.Status && (s.Status == pipeline.SegmentDone || s.Status == pipeline.SegmentSkipped) {
-			entries[i] = e
-			continue
-		}
-		g.Go(func() error {
-			e, err := h.analyzeOne(gctx, s, view)
-			entries[i] = e
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return outcome{}, err
-	}
-	if err := h.putJSON(ctx, key, entries); err != nil {
-		return outcome{}, err
-	}
-	last := pipe.lastSegment == in.Step
-	fins := make([]pipeline.SegmentFinish, 0, len(entries))
-	failed := 0
-	for _, e := range entries {
-		res := pipeline.SegmentResult{ResultKey: key, Error: e.Error}
-		if e.Result != nil {
-			res.Language = e.Result.Language
-			res.Keywords = []string{}
-			for _, k := range e.Result.Keywords[:min(segmentKeywords, len(e.Result.Keywords))] {
-				res.Keywords = append(res.Keywords, k.Term)
-			}
-		}
-		if e.Status == pipeline.SegmentFailed {
-			failed++
-		}
-		if _, upstream := view.failed[e.Index]; upstream || !last && e.Status != pipeline.SegmentFailed {
-			continue // recorded by the stage that failed it, or left to the last stage
-		}
-		fins = append(fins, pipeline.SegmentFinish{Index: e.Index, To: e.Status, Result: res})
-	}
-	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, fins); err != nil {
-		return outcome{}, storageErr("record segments", err)
-	}
-	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed", b.Batch, len(entries), failed)}, nil
+// analyzerKind is the builtin segment_analyzer: keywords, entities,
+// language and a short summary per segment, computed in process.
+type analyzerKind struct{}
+
+func (analyzerKind) store() batchStore { return analysisStore{} }
+
+func (analyzerKind) open(_ context.Context, h *handlers, _ pipeline.StepInput, _ *workflowPipeline, _ pipeline.Stage) (segmentWork, func(), error) {
+	return eachSegment(h.parallelism(), analyzeOne), func() {}, nil
 }
 
-// earlierEntries reads the batch's analysis blob of an earlier attempt, by
-// segment index; none yet is not an error.
-func (h *handlers) earlierEntries(ctx context.Context, key string) (map[int]BatchEntry, error) {
-	raw, err := blob.GetBytes(ctx, h.Blobs, key, maxArtifactBytes)
-	if errors.Is(err, blob.ErrNotFound) {
-		return nil, nil
+func (analyzerKind) summary(l stageLine) (string, []string) {
+	var res analyze.SegmentResult
+	if json.Unmarshal(l.Output, &res) != nil {
+		return "", nil
 	}
-	if err != nil {
-		return nil, storageErr("read earlier analysis", err)
-	}
-	var list []BatchEntry
-	if json.Unmarshal(raw, &list) != nil {
-		return nil, nil // unreadable: analyse everything again
-	}
-	byIndex := make(map[int]BatchEntry, len(list))
-	for _, e := range list {
-		byIndex[e.Index] = e
-	}
-	return byIndex, nil
+	return analysisSummary(res)
 }
 
-// analyzeOne analyses one segment's current text. Its error return is
-// reserved for faults worth retrying the whole batch over.
-func (h *handlers) analyzeOne(ctx context.Context, s pipeline.Segment, view segmentView) (e BatchEntry, err error) {
-	e = BatchEntry{Index: s.Index}
-	text, status, reason, err := h.readSegment(ctx, s, view)
-	if err != nil || status != "" {
-		e.Status, e.Error = status, reason
-		return e, err
+// analysisSummary is what a segment item keeps of its analysis: the
+// language and the first few keywords.
+func analysisSummary(res analyze.SegmentResult) (string, []string) {
+	keywords := []string{}
+	for _, k := range res.Keywords[:min(segmentKeywords, len(res.Keywords))] {
+		keywords = append(keywords, k.Term)
 	}
+	return res.Language, keywords
+}
+
+// analyzeOne analyses one segment's text; a panic in the analysis fails
+// that segment alone.
+func analyzeOne(_ context.Context, c segmentCall) (a segmentAnswer, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e = BatchEntry{Index: s.Index, Status: pipeline.SegmentFailed, Error: fmt.Sprintf("analysis failed: %v", r)}
-			err = nil
+			a = segmentAnswer{line: stageLine{Index: c.Index, Error: fmt.Sprintf("analysis failed: %v", r)}}
 		}
 	}()
-	res := analyze.AnalyzeSegment(text, analyze.Options{})
-	e.Status, e.Result = pipeline.SegmentDone, &res
-	return e, nil
+	res := analyze.AnalyzeSegment(c.Text, analyze.Options{})
+	out, err := json.Marshal(res)
+	if err != nil {
+		return segmentAnswer{line: stageLine{Index: c.Index, Error: fmt.Sprintf("analysis failed: %v", err)}}, nil
+	}
+	a = segmentAnswer{line: stageLine{Index: c.Index, Output: out}}
+	a.language, a.keywords = analysisSummary(res)
+	return a, nil
 }
 
-// finishedBatch reports whether every segment of a batch has its final
-// result (a failed one is worth another try).
-func finishedBatch(segs []pipeline.Segment) bool {
-	for _, s := range segs {
-		if s.Status != pipeline.SegmentDone && s.Status != pipeline.SegmentSkipped {
-			return false
+// analysisStore keeps the analyzer's results of a batch as one JSON
+// array of BatchEntry (pipeline.BatchAnalysisBlobKey), the layout the
+// graph, the summary and the dashboard read.
+type analysisStore struct{}
+
+// rawEntry is a BatchEntry whose result stays encoded.
+type rawEntry struct {
+	Index  int                    `json:"index"`
+	Status pipeline.SegmentStatus `json:"status"`
+	Error  string                 `json:"error,omitempty"`
+	Result json.RawMessage        `json:"result,omitempty"`
+}
+
+func (analysisStore) key(ref pipeline.WorkflowRef, _ string, batch int) string {
+	return pipeline.BatchAnalysisBlobKey(ref, batch)
+}
+
+// load reads the entries the analyzer answered; entries for segments it
+// did not run (kept by earlier versions) are left out.
+func (analysisStore) load(ctx context.Context, h *handlers, key string) (map[int]stageLine, error) {
+	raw, found, err := h.getOptional(ctx, key)
+	if err != nil || !found {
+		return nil, err
+	}
+	var list []rawEntry
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
+	}
+	lines := make(map[int]stageLine, len(list))
+	for _, e := range list {
+		switch {
+		case e.Status == pipeline.SegmentDone && len(e.Result) > 0:
+			lines[e.Index] = stageLine{Index: e.Index, Output: e.Result}
+		case e.Status == pipeline.SegmentFailed:
+			lines[e.Index] = stageLine{Index: e.Index, Error: e.Error}
 		}
 	}
-	return true
+	return lines, nil
+}
+
+func (analysisStore) save(ctx context.Context, h *handlers, key string, lines []stageLine) error {
+	entries := make([]rawEntry, len(lines))
+	for i, l := range lines {
+		entries[i] = rawEntry{Index: l.Index, Status: pipeline.SegmentDone, Result: l.Output}
+		if l.Error != "" {
+			entries[i] = rawEntry{Index: l.Index, Status: pipeline.SegmentFailed, Error: l.Error}
+		}
+	}
+	return h.putJSON(ctx, key, entries)
 }
 
 func isTooBig(err error) bool {

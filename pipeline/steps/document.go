@@ -297,7 +297,7 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 		if err != nil {
 			return nil, err
 		}
-		if pipe.lastSegment == "" && prog.SegmentsDone+prog.SegmentsFailed+prog.SegmentsSkipped != prog.TotalSegments {
+		if !pipe.hasSegmentStages() && prog.SegmentsDone+prog.SegmentsFailed+prog.SegmentsSkipped != prog.TotalSegments {
 			// No segment stage ran to give the segments their final status:
 			// they are done as built (or skipped/failed as their text says).
 			if prog, err = h.finishAllOpenSegments(ctx, in.Workflow); err != nil {

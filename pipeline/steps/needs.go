@@ -113,11 +113,9 @@ func (h *handlers) segmentsFile(ctx context.Context, ref pipeline.WorkflowRef, p
 		if err != nil {
 			return err
 		}
-		var outputs map[int]stageLine
-		if n.Run.Kind() != pipeline.RunBuiltin {
-			if outputs, err = h.readStageLines(ctx, pipeline.StageBatchBlobKey(ref, n.Name, b.Batch)); err != nil {
-				return err
-			}
+		outputs, err := h.stageLines(ctx, ref, n, b.Batch)
+		if err != nil {
+			return err
 		}
 		for _, s := range segs {
 			text, status, _, err := h.readSegment(ctx, s, view)
@@ -160,30 +158,17 @@ func (h *handlers) segmentStageNeeds(ctx context.Context, ref pipeline.WorkflowR
 	}
 	for _, name := range job.st.Needs {
 		n, _ := pipe.def.Stage(name)
-		switch {
-		case n.Scope != pipeline.ScopeSegment:
+		if n.Scope != pipeline.ScopeSegment {
 			docJob.st.Needs = append(docJob.st.Needs, name)
-		case n.Run.Kind() == pipeline.RunBuiltin:
-			entries, err := h.earlierEntries(ctx, pipeline.BatchAnalysisBlobKey(ref, batch))
-			if err != nil {
-				return nil, nil, err
-			}
-			for i, e := range entries {
-				raw, err := json.Marshal(e)
-				if err != nil {
-					return nil, nil, err
-				}
-				add(i, name, raw)
-			}
-		default:
-			lines, err := h.readStageLines(ctx, pipeline.StageBatchBlobKey(ref, name, batch))
-			if err != nil {
-				return nil, nil, err
-			}
-			for i, l := range lines {
-				if l.Error == "" {
-					add(i, name, l.Output)
-				}
+			continue
+		}
+		lines, err := h.stageLines(ctx, ref, n, batch)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, l := range lines {
+			if l.Error == "" {
+				add(i, name, l.Output)
 			}
 		}
 	}

@@ -19,9 +19,9 @@ const maxCachedPipelines = 256
 type workflowPipeline struct {
 	key string // name@version
 	def pipeline.Definition
-	// lastSegment is the segment stage that runs last in a batch (in
-	// topological order): the one that finishes the segments still open.
-	lastSegment string
+	// segmentSinks are the segment stages no other segment stage waits
+	// for: the ones that finish a batch's segments done.
+	segmentSinks map[string]bool
 	// topo ranks every stage by its topological position.
 	topo map[string]int
 }
@@ -31,15 +31,30 @@ func newWorkflowPipeline(key string, def pipeline.Definition) (*workflowPipeline
 	if err != nil {
 		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("pipeline %s: %v", key, err)}
 	}
-	p := &workflowPipeline{key: key, def: def, topo: make(map[string]int, len(order))}
+	p := &workflowPipeline{key: key, def: def, topo: make(map[string]int, len(order)), segmentSinks: map[string]bool{}}
 	for i, st := range order {
 		p.topo[st.Name] = i
 		if st.Scope == pipeline.ScopeSegment {
-			p.lastSegment = st.Name
+			p.segmentSinks[st.Name] = true
+		}
+	}
+	for _, st := range order {
+		if st.Scope != pipeline.ScopeSegment {
+			continue
+		}
+		for _, a := range def.Ancestors(st.Name) {
+			delete(p.segmentSinks, a)
 		}
 	}
 	return p, nil
 }
+
+// isSegmentSink reports whether name is a segment stage no other segment
+// stage waits for.
+func (p *workflowPipeline) isSegmentSink(name string) bool { return p.segmentSinks[name] }
+
+// hasSegmentStages reports whether any stage runs per segment.
+func (p *workflowPipeline) hasSegmentStages() bool { return len(p.segmentSinks) > 0 }
 
 // stage returns the stage a payload names, checking it is served by
 // handler: a payload sent to the wrong handler is a wiring bug.

@@ -102,18 +102,22 @@ func Register(reg *pipeline.Registry, d Deps) {
 	if src == nil {
 		src = pipeline.NewStaticPipelines(pipelinefile.Default())
 	}
-	h := &handlers{Deps: d, pipes: &pipelineCache{src: src, m: map[string]*workflowPipeline{}}}
+	h := &handlers{Deps: d, pipes: &pipelineCache{src: src, m: map[string]*workflowPipeline{}}, kinds: map[string]segmentKind{}}
 	reg.Register(pipeline.StepSegmentPrep, h.wrap(pipeline.StepSegmentPrep, h.segmentPrep))
 	reg.Register(pipeline.StepFormatParser, h.wrap(pipeline.StepFormatParser, h.formatParser))
 	reg.Register(pipeline.StepOCR, h.wrap(pipeline.StepOCR, h.withPageImages(h.ocr)))
 	reg.Register(pipeline.StepSegmentBuilder, h.wrap(pipeline.StepSegmentBuilder, h.segmentBuilder))
-	reg.Register(pipeline.StepSegmentAnalyzer, h.batch(pipeline.StepSegmentAnalyzer, h.segmentAnalyzer))
 	reg.Register(pipeline.StepGraphBuilder, h.wrap(pipeline.StepGraphBuilder, h.graphBuilder))
 	reg.Register(pipeline.StepDocumentSummarizer, h.wrap(pipeline.StepDocumentSummarizer, h.documentSummarizer))
+	// Every segment stage kind runs through the one segment runner.
+	h.kinds[pipeline.StepSegmentAnalyzer] = analyzerKind{}
+	reg.Register(pipeline.StepSegmentAnalyzer, h.batch(pipeline.StepSegmentAnalyzer, h.segmentStage(analyzerKind{})))
 	for _, name := range []string{pipeline.HandlerCommand, pipeline.HandlerHTTP, pipeline.HandlerLambda} {
+		h.kinds[name] = userKind{}
 		reg.Register(name, h.userStage(name))
 	}
 	for _, name := range ai.Builtins {
+		h.kinds[name] = aiKind{}
 		reg.Register(name, h.aiStage(name))
 	}
 	reg.Register(pipeline.HandlerReview, h.reviewStage())
@@ -124,6 +128,8 @@ func Register(reg *pipeline.Registry, d Deps) {
 type handlers struct {
 	Deps
 	pipes *pipelineCache
+	// kinds are the segment stage kinds by handler name.
+	kinds map[string]segmentKind
 }
 
 func decodeInput(payload []byte) (pipeline.StepInput, error) {

@@ -10,17 +10,22 @@ import (
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/pipeline/transcribe"
 )
 
-// stageLine is one segment's line in a user segment stage's batch blob
-// (pipeline.StageBatchBlobKey): its output, or why it failed.
+// stageLine is one segment's line in a segment stage's batch results:
+// its output, or why the stage failed it, and for an AI analysis the
+// model and what it billed.
 type stageLine struct {
-	Index  int             `json:"index"`
-	Output json.RawMessage `json:"output,omitempty"`
-	Error  string          `json:"error,omitempty"`
+	Index    int             `json:"index"`
+	Output   json.RawMessage `json:"output,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Model    string          `json:"model,omitempty"`
+	Usage    ai.Usage        `json:"usage,omitzero"`
+	Requests int             `json:"requests,omitempty"`
 }
 
 // replacementText is the "text" a segment stage's output replaces the
@@ -35,16 +40,49 @@ func (l stageLine) replacementText() (string, bool) {
 	return *out.Text, true
 }
 
-// readStageLines reads a segment stage's batch blob by segment index; a
-// blob not written (the stage was skipped, or has not run) is empty.
-func (h *handlers) readStageLines(ctx context.Context, key string) (map[int]stageLine, error) {
+// batchStore is how a segment stage's results of one batch are kept.
+type batchStore interface {
+	key(ref pipeline.WorkflowRef, stage string, batch int) string
+	// load reads the lines by segment index; none stored is empty.
+	load(ctx context.Context, h *handlers, key string) (map[int]stageLine, error)
+	save(ctx context.Context, h *handlers, key string, lines []stageLine) error
+}
+
+// linesStore keeps a batch's lines as JSON Lines in index order
+// (pipeline.StageBatchBlobKey): users' stages and AI analyses.
+type linesStore struct{}
+
+func (linesStore) key(ref pipeline.WorkflowRef, stage string, batch int) string {
+	return pipeline.StageBatchBlobKey(ref, stage, batch)
+}
+
+// load reads the lines; a line that is not one is corrupt, which fails
+// the step rather than passing for a segment never answered.
+func (linesStore) load(ctx context.Context, h *handlers, key string) (map[int]stageLine, error) {
 	raw, found, err := h.getOptional(ctx, key)
 	if err != nil || !found {
 		return nil, err
 	}
+	return decodeStageLines(key, raw)
+}
+
+func (linesStore) save(ctx context.Context, h *handlers, key string, lines []stageLine) error {
+	raw, err := encodeStageLines(lines)
+	if err != nil {
+		return err
+	}
+	if err := blob.PutBytes(ctx, h.Blobs, key, raw); err != nil {
+		return storageErr("write stage output", err)
+	}
+	return nil
+}
+
+// decodeStageLines parses a batch's JSON Lines by segment index: the one
+// reader of them, with one policy for a corrupt line.
+func decodeStageLines(key string, raw []byte) (map[int]stageLine, error) {
 	lines := map[int]stageLine{}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, maxSegmentTextBytes)
+	sc.Buffer(nil, len(raw)+1)
 	for sc.Scan() {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
@@ -90,22 +128,7 @@ type segmentView struct {
 func (h *handlers) batchView(ctx context.Context, ref pipeline.WorkflowRef, stages []pipeline.Stage, batch int) (segmentView, error) {
 	v := segmentView{text: map[int]string{}, failed: map[int]string{}}
 	for _, st := range stages {
-		if st.Run.Kind() == pipeline.RunBuiltin && !isAIBuiltin(st.Run.Builtin) {
-			if st.Run.Builtin != pipeline.StepSegmentAnalyzer {
-				continue
-			}
-			earlier, err := h.earlierEntries(ctx, pipeline.BatchAnalysisBlobKey(ref, batch))
-			if err != nil {
-				return v, err
-			}
-			for i, e := range earlier {
-				if e.Status == pipeline.SegmentFailed {
-					v.fail(i, e.Error)
-				}
-			}
-			continue
-		}
-		lines, err := h.readStageLines(ctx, pipeline.StageBatchBlobKey(ref, st.Name, batch))
+		lines, err := h.stageLines(ctx, ref, st, batch)
 		if err != nil {
 			return v, err
 		}
@@ -118,6 +141,16 @@ func (h *handlers) batchView(ctx context.Context, ref pipeline.WorkflowRef, stag
 		}
 	}
 	return v, nil
+}
+
+// stageLines reads segment stage st's results of one batch.
+func (h *handlers) stageLines(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage, batch int) (map[int]stageLine, error) {
+	kind, ok := h.kinds[pipeline.HandlerFor(st)]
+	if !ok {
+		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("stage %s does not run at segment scope", st.Name)}
+	}
+	store := kind.store()
+	return store.load(ctx, h, store.key(ref, st.Name, batch))
 }
 
 func (v segmentView) fail(index int, reason string) {
@@ -163,12 +196,6 @@ func (h *handlers) readSegment(ctx context.Context, s pipeline.Segment, v segmen
 	return string(raw), "", "", nil
 }
 
-// open reports whether a segment still waits for its final status in this
-// pass: pending, or failed and being re-run.
-func open(s pipeline.Segment) bool {
-	return s.Status == pipeline.SegmentPending || s.Status == pipeline.SegmentFailed
-}
-
 // batchSegments reads a batch's segment items, checking they are all there.
 func (h *handlers) batchSegments(ctx context.Context, in pipeline.StepInput) ([]pipeline.Segment, error) {
 	b := *in.Batch
@@ -200,7 +227,7 @@ func (h *handlers) finishOpenSegments(ctx context.Context, in pipeline.StepInput
 	}
 	var fins []pipeline.SegmentFinish
 	for _, s := range segs {
-		if !open(s) {
+		if s.Status != pipeline.SegmentPending {
 			continue
 		}
 		to, reason := pipeline.SegmentDone, ""

@@ -58,9 +58,9 @@ func (h *handlers) skipStage(ctx context.Context, in pipeline.StepInput, st pipe
 }
 
 // skipSegmentStage records a segment stage as skipped for the whole
-// document; every batch asks, the first one records it. When the stage is
-// the batch's last, the segments still open are finished here, as the
-// stage would have.
+// document; every batch asks, the first one records it. When no other
+// segment stage waits for it, the segments still open are finished here,
+// as the stage would have.
 func (h *handlers) skipSegmentStage(ctx context.Context, in pipeline.StepInput, st pipeline.Stage, pipe *workflowPipeline, prog pipeline.StepProgress) ([]byte, error) {
 	if !done(prog.Steps[st.Name].Status) {
 		reason, err := h.skipReason(ctx, in.Workflow, st)
@@ -72,7 +72,7 @@ func (h *handlers) skipSegmentStage(ctx context.Context, in pipeline.StepInput, 
 		}
 	}
 	msg := "skipped"
-	if pipe.lastSegment == st.Name {
+	if pipe.isSegmentSink(st.Name) {
 		n, err := h.finishOpenSegments(ctx, in, pipe)
 		if err != nil {
 			return nil, err

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/stagerun"
@@ -19,19 +17,10 @@ import (
 
 // userStage is the generic handler of users' stages of one run kind
 // (stage:command, stage:http, stage:lambda): document-scope stages run
-// once per workflow, segment-scope ones once per segment of a batch.
+// once per workflow, segment-scope ones per batch through the segment
+// runner.
 func (h *handlers) userStage(handler string) pipeline.Handler {
-	document := h.wrap(handler, h.runDocumentStage)
-	segment := h.batch(handler, h.runSegmentStage)
-	return pipeline.HandlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
-		var head struct {
-			Batch *pipeline.Batch `json:"batch"`
-		}
-		if json.Unmarshal(payload, &head) == nil && head.Batch != nil {
-			return segment.Invoke(ctx, payload)
-		}
-		return document.Invoke(ctx, payload)
-	})
+	return documentOrBatch(h.wrap(handler, h.runDocumentStage), h.batch(handler, h.segmentStage(userKind{})))
 }
 
 // stageJob is one invocation of a user's stage, prepared: its runner, a
@@ -140,113 +129,42 @@ func (h *handlers) runDocumentStage(ctx context.Context, in pipeline.StepInput, 
 	return outcome{message: fmt.Sprintf("%d bytes of output", len(res.Output))}, nil
 }
 
-// runSegmentStage runs a user's segment stage on every open segment of a
-// batch, on the text the stages before it left, and stores the outputs as
-// one JSON Lines blob. A segment the stage fails permanently is failed
-// with the reason and later stages leave it alone; a transient failure
-// fails the batch, which the state machine retries. Only the batch's last
-// segment stage finishes the segments that did not fail.
-func (h *handlers) runSegmentStage(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
-	b := *in.Batch
-	segs, err := h.batchSegments(ctx, in)
-	if err != nil {
-		return outcome{}, err
-	}
-	if finishedBatch(segs) {
-		return outcome{message: fmt.Sprintf("batch %d: already done", b.Batch)}, nil
-	}
+// userKind runs a user's segment stage: each segment's request carries
+// its text inline and, for a command, as a file, with the outputs of the
+// stages it needs. A segment the stage fails permanently
+// (steperr.StageFailedError) fails alone; any other error fails the batch.
+type userKind struct{}
+
+func (userKind) store() batchStore { return linesStore{} }
+
+func (userKind) summary(stageLine) (string, []string) { return "", nil }
+
+func (userKind) open(ctx context.Context, h *handlers, in pipeline.StepInput, pipe *workflowPipeline, st pipeline.Stage) (segmentWork, func(), error) {
 	job, cleanup, err := h.prepareStage(ctx, in, pipe)
 	if err != nil {
-		return outcome{}, err
+		return nil, nil, err
 	}
-	defer cleanup()
-	view, err := h.batchView(ctx, in.Workflow, pipe.segmentAncestors(in.Step), b.Batch)
+	docNeeds, segNeeds, err := h.segmentStageNeeds(ctx, in.Workflow, pipe, job, in.Batch.Batch)
 	if err != nil {
-		return outcome{}, err
+		cleanup()
+		return nil, nil, err
 	}
-	key := pipeline.StageBatchBlobKey(in.Workflow, job.st.Name, b.Batch)
-	earlier, err := h.readStageLines(ctx, key)
-	if err != nil {
-		return outcome{}, err
-	}
-	docNeeds, segNeeds, err := h.segmentStageNeeds(ctx, in.Workflow, pipe, job, b.Batch)
-	if err != nil {
-		return outcome{}, err
-	}
-	last := pipe.lastSegment == in.Step
-	lines := make([]*stageLine, len(segs))
-	fins := make([]*pipeline.SegmentFinish, len(segs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(h.parallelism())
-	for i, s := range segs {
-		if !open(s) {
-			if l, ok := earlier[s.Index]; ok {
-				lines[i] = &l // finished in an earlier run: keep its output
-			}
-			continue
+	work := eachSegment(h.parallelism(), func(ctx context.Context, c segmentCall) (segmentAnswer, error) {
+		req, err := job.segmentRequest(c.Index, c.Text, docNeeds, segNeeds[c.Index])
+		if err != nil {
+			return segmentAnswer{}, err
 		}
-		g.Go(func() error {
-			text, status, reason, err := h.readSegment(gctx, s, view)
-			if err != nil {
-				return err
-			}
-			if status != "" {
-				if _, upstream := view.failed[s.Index]; !upstream && (last || status == pipeline.SegmentFailed) {
-					fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: status, Result: pipeline.SegmentResult{Error: reason}}
-				}
-				return nil
-			}
-			req, err := job.segmentRequest(s.Index, text, docNeeds, segNeeds[s.Index])
-			if err != nil {
-				return err
-			}
-			res, err := job.runner.Run(gctx, req)
-			var failed *steperr.StageFailedError
-			switch {
-			case errors.As(err, &failed):
-				lines[i] = &stageLine{Index: s.Index, Error: err.Error()}
-				fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: pipeline.SegmentFailed, Result: pipeline.SegmentResult{ResultKey: key, Error: err.Error()}}
-				return nil
-			case err != nil:
-				return err
-			}
-			lines[i] = &stageLine{Index: s.Index, Output: res.Output}
-			if last {
-				fins[i] = &pipeline.SegmentFinish{Index: s.Index, To: pipeline.SegmentDone, Result: pipeline.SegmentResult{ResultKey: key}}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return outcome{}, err
-	}
-	var out []stageLine
-	failedCount := 0
-	for _, l := range lines {
-		if l != nil {
-			out = append(out, *l)
-			if l.Error != "" {
-				failedCount++
-			}
+		res, err := job.runner.Run(ctx, req)
+		var failed *steperr.StageFailedError
+		switch {
+		case errors.As(err, &failed):
+			return segmentAnswer{line: stageLine{Index: c.Index, Error: err.Error()}}, nil
+		case err != nil:
+			return segmentAnswer{}, err
 		}
-	}
-	raw, err := encodeStageLines(out)
-	if err != nil {
-		return outcome{}, err
-	}
-	if err := blob.PutBytes(ctx, h.Blobs, key, raw); err != nil {
-		return outcome{}, storageErr("write stage output", err)
-	}
-	var finish []pipeline.SegmentFinish
-	for _, f := range fins {
-		if f != nil {
-			finish = append(finish, *f)
-		}
-	}
-	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, finish); err != nil {
-		return outcome{}, storageErr("record segments", err)
-	}
-	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d failed", b.Batch, len(out), failedCount)}, nil
+		return segmentAnswer{line: stageLine{Index: c.Index, Output: res.Output}}, nil
+	})
+	return work, cleanup, nil
 }
 
 // segmentRequest is the request for one segment: its text inline and, for
