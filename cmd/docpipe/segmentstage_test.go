@@ -3,12 +3,16 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/stagerun"
 )
 
 // A segment one stage fails stays failed, whatever a sibling segment
@@ -101,5 +105,95 @@ func TestSiblingStageFailureIsNotOverwritten(t *testing.T) {
 				t.Errorf("events = %+v, want analysis.completed with 1 failed segment", events)
 			}
 		})
+	}
+}
+
+// Every user's stage kind, at either scope, gets the project's settings
+// and its own settings map in its request.
+func TestStageRequestCarriesSettings(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	var mu sync.Mutex
+	var posted []stagerun.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req stagerun.Request
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		posted = append(posted, req)
+		mu.Unlock()
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	requests := filepath.Join(dir, "requests")
+	if err := os.Mkdir(requests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The command stages save their request under requests/.
+	save := `[sh, -c, "cat > $(mktemp -p ` + requests + `); echo '{}'"]`
+	body := `name: settled
+stages:
+  - name: per_segment
+    scope: segment
+    needs: [segment_builder]
+    run: {command: ` + save + `}
+    settings: {threshold: 0.8, labels: [name, iban]}
+  - name: per_document
+    needs: [per_segment]
+    run: {command: ` + save + `}
+    settings: {mode: strict}
+  - name: remote
+    needs: [per_document]
+    run: {http: "` + srv.URL + `"}
+    settings: {endpoint_mode: fast}
+`
+	file := filepath.Join(dir, "pipeline.yaml")
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want(t, 0, nil, "pipeline", "apply", file, "--home", home)
+	want(t, 0, nil, "project", "create", "contracts", "--language", "de", "--prompt", "Supplier contracts", "--home", home)
+	want(t, 0, nil, "run", "--project", "contracts", "--pipeline", "settled", "--progress", "none", "--home", home, filepath.Join(docs, "notes.md"))
+
+	var got []stagerun.Request
+	entries, err := os.ReadDir(requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(requests, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req stagerun.Request
+		if err := json.Unmarshal(raw, &req); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		got = append(got, req)
+	}
+	got = append(got, posted...)
+	seen := map[string]bool{}
+	for _, req := range got {
+		seen[req.Stage] = true
+		if req.Project.ID != "contracts" || req.Project.DocumentPrompt != "Supplier contracts" || req.Project.Language != "de" || !req.Project.OCR.Enabled {
+			t.Errorf("%s: project = %+v", req.Stage, req.Project)
+		}
+		var wantSettings string
+		switch req.Stage {
+		case "per_segment":
+			wantSettings = `{"labels":["name","iban"],"threshold":0.8}`
+		case "per_document":
+			wantSettings = `{"mode":"strict"}`
+		case "remote":
+			wantSettings = `{"endpoint_mode":"fast"}`
+		}
+		if raw, _ := json.Marshal(req.Settings); string(raw) != wantSettings {
+			t.Errorf("%s: settings = %s, want %s", req.Stage, raw, wantSettings)
+		}
+	}
+	if !seen["per_segment"] || !seen["per_document"] || !seen["remote"] {
+		t.Fatalf("requests seen from %v, want all three stages", seen)
 	}
 }

@@ -42,8 +42,12 @@ stages:
       temprature: 0.2
       max_tokens: many
   - name: other
-    run: {command: [cat]}
+    needs: [segment_builder]
+    run: {builtin: graph_builder}
     settings: {model: x}
+  - name: mine
+    run: {command: [cat]}
+    settings: {threshold: 3, labels: [a, b]}
 `
 	def, err = Parse("bad.yaml", []byte(bad))
 	if err != nil {
@@ -57,11 +61,14 @@ stages:
 	for _, want := range []string{
 		`bad.yaml:7: `, `unknown setting "temprature"`,
 		`bad.yaml:8: `, "max_tokens must be a positive whole number",
-		`bad.yaml:11: `, "settings are for the builtins that take them",
+		`bad.yaml:12: `, `builtin "graph_builder" takes no settings`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems lack %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "bad.yaml:15") {
+		t.Errorf("a command stage's own settings were refused:\n%s", got)
 	}
 }
 

@@ -169,8 +169,13 @@ func (v *validator) run(i int, st pipeline.Stage) {
 		v.at(i, "run", "run sets %s; set exactly one", joinKinds(kinds))
 		return
 	}
-	if len(st.Settings) > 0 && !(r.Kind() == pipeline.RunBuiltin && slices.Contains(ai.Builtins, r.Builtin)) {
-		v.at(i, "settings", "settings are for the builtins that take them (%s)", strings.Join(ai.Builtins, ", "))
+	// Users' stages take any settings (they arrive in the request); a
+	// builtin takes those its schema knows, checked below.
+	if len(st.Settings) > 0 && r.Kind() == pipeline.RunBuiltin && !slices.Contains(ai.Builtins, r.Builtin) {
+		v.at(i, "settings", "builtin %q takes no settings (the builtins that do: %s)", r.Builtin, strings.Join(ai.Builtins, ", "))
+	}
+	if len(st.Settings) > 0 && r.Kind() == pipeline.RunReview {
+		v.at(i, "settings", "a review takes no settings")
 	}
 	switch r.Kind() {
 	case pipeline.RunBuiltin:

@@ -11,17 +11,21 @@
 //
 //	{
 //	  "workflow_id": "01J...",
-//	  "project":  {"id": "...", "name": "..."},
+//	  "project":  {"id": "...", "name": "...", "language": "de", "document_prompt": "...",
+//	               "ocr": {"enabled": true, "languages": ["deu"]}},
 //	  "document": {"id": "...", "file_name": "report.pdf", "format": "pdf", "language": "en", "pages": 12},
 //	  "stage":    "redact",
 //	  "scope":    "document" | "segment",
-//	  "settings": {"document_prompt": "...", ...},
+//	  "settings": {...the stage's own settings: from the pipeline file...},
 //	  "segment":  {"index": 3, "text": "..."},
 //	  "inputs":   {...},
 //	  "inputs_inline": {...}
 //	}
 //
-// "settings" are the project's settings ({} when it has none). "segment"
+// "project" carries the project's settings (`docpipe project set`):
+// its language ("" to detect), its document prompt and its OCR choice.
+// "settings" are the stage's own `settings:` map from the pipeline file,
+// as written there ({} when it has none). "segment"
 // is present for segment scope only. "language" is left out when unknown.
 //
 // A command reads its inputs from local files the runner's caller has

@@ -32,12 +32,14 @@ type Runner interface {
 
 // Request is the JSON object a stage receives.
 type Request struct {
-	WorkflowID string         `json:"workflow_id"`
-	Project    Project        `json:"project"`
-	Document   Document       `json:"document"`
-	Stage      string         `json:"stage"`
-	Scope      string         `json:"scope"`
-	Settings   map[string]any `json:"settings"`
+	WorkflowID string   `json:"workflow_id"`
+	Project    Project  `json:"project"`
+	Document   Document `json:"document"`
+	Stage      string   `json:"stage"`
+	Scope      string   `json:"scope"`
+	// Settings are the stage's own settings from the pipeline file ({}
+	// when it has none).
+	Settings map[string]any `json:"settings"`
 	// Segment is set for segment scope only.
 	Segment *Segment `json:"segment,omitempty"`
 	Inputs  Inputs   `json:"inputs"`
@@ -50,10 +52,24 @@ type Request struct {
 	Progress func(Progress) `json:"-"`
 }
 
-// Project names the project the document belongs to.
+// Project is the project the document belongs to, with the settings it
+// gives every stage.
 type Project struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
+	// Language is the documents' expected language, "" to detect.
+	Language string `json:"language,omitempty"`
+	// DocumentPrompt is the project's free text for every stage: what
+	// the documents are and what to look for.
+	DocumentPrompt string     `json:"document_prompt,omitempty"`
+	OCR            ProjectOCR `json:"ocr"`
+}
+
+// ProjectOCR is whether and how the project recognises pages without
+// text.
+type ProjectOCR struct {
+	Enabled   bool     `json:"enabled"`
+	Languages []string `json:"languages,omitempty"`
 }
 
 // Document describes the document being processed.

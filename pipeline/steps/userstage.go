@@ -68,7 +68,8 @@ func (h *handlers) prepareStage(ctx context.Context, in pipeline.StepInput, pipe
 	}
 	job.req = stagerun.Request{
 		WorkflowID: ref.WorkflowID,
-		Project:    stagerun.Project{ID: proj.ID, Name: proj.Name},
+		Project:    stageProject(proj),
+		Settings:   st.Settings,
 		Document:   stagerun.Document{ID: doc.ID, FileName: doc.FileName, Format: attrs.Format, Language: attrs.Language, Pages: attrs.Pages},
 		Stage:      st.Name,
 		Scope:      string(st.Scope),
@@ -90,6 +91,13 @@ func (h *handlers) prepareStage(ctx context.Context, in pipeline.StepInput, pipe
 		}
 	}
 	return job, cleanup, nil
+}
+
+// stageProject is the project as a user's stage sees it.
+func stageProject(p pipeline.Project) stagerun.Project {
+	ps := p.Settings
+	return stagerun.Project{ID: p.ID, Name: p.Name, Language: ps.Language, DocumentPrompt: ps.DocumentPrompt,
+		OCR: stagerun.ProjectOCR{Enabled: ps.OCR.On(), Languages: ps.OCR.Languages}}
 }
 
 // runDocumentStage runs a user's document stage and stores its output.
