@@ -94,6 +94,9 @@ type StepState struct {
 	Error     string     `json:"error,omitempty"`
 	// Progress is how far a long step is, while it runs (RecordStepProgress).
 	Progress *StepRunProgress `json:"progress,omitempty"`
+	// SegmentsFailed counts, for a segment stage, the segments it failed
+	// itself (the workflow's counters hold every stage's).
+	SegmentsFailed int `json:"segments_failed,omitempty"`
 }
 
 // StepRunProgress is a running step's own progress: done of total units

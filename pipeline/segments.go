@@ -214,6 +214,9 @@ func (r *Repository) finishActions(workflowID string, index int, from, to Segmen
 	if from != SegmentPending {
 		counters = append(counters, table.Add{Path: counterPath(from), Delta: -1})
 	}
+	if to == SegmentFailed && patch.Stage != "" {
+		counters = append(counters, table.Add{Path: stepPath(patch.Stage, "segments_failed"), Delta: 1})
+	}
 	return []table.TxAction{
 		table.TxUpdate{Key: SegmentKey(workflowID, index), Updates: segUpdates, Cond: table.Equals{Path: pathStatus, Value: string(from)}},
 		table.TxUpdate{Key: StepKey(workflowID), Updates: counters, Cond: table.Exists{Path: table.AttrPK}},
@@ -245,7 +248,17 @@ func (r *Repository) ResetFailedSegments(ctx context.Context, ref WorkflowRef) (
 				Error: "re-run; it failed with: " + s.Error, At: at}
 			actions = append(actions, r.auditPut(tr, now))
 		}
-		actions = append(actions, table.TxUpdate{Key: StepKey(ref.WorkflowID), Updates: []table.Update{table.Add{Path: counterPath(SegmentFailed), Delta: -float64(len(chunk))}}, Cond: table.Exists{Path: table.AttrPK}})
+		deltas := map[string]float64{counterPath(SegmentFailed): -float64(len(chunk))}
+		for _, s := range chunk {
+			if s.Stage != "" {
+				deltas[stepPath(s.Stage, "segments_failed")]--
+			}
+		}
+		counters := make([]table.Update, 0, len(deltas))
+		for path, d := range deltas {
+			counters = append(counters, table.Add{Path: path, Delta: d})
+		}
+		actions = append(actions, table.TxUpdate{Key: StepKey(ref.WorkflowID), Updates: counters, Cond: table.Exists{Path: table.AttrPK}})
 		if err := r.t.Transact(ctx, actions); err != nil {
 			return reset, fmt.Errorf("pipeline: reset failed segments of %s: %w", ref.WorkflowID, err)
 		}

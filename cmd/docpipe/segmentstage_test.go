@@ -86,8 +86,10 @@ func TestSiblingStageFailureIsNotOverwritten(t *testing.T) {
 			}
 			if prog := status.Progress; prog.SegmentsFailed != 1 || prog.SegmentsDone != 2 {
 				t.Errorf("step counts done=%d failed=%d, want 2/1", prog.SegmentsDone, prog.SegmentsFailed)
-			} else if msg := prog.Steps["wordcount"].Error; !strings.Contains(msg, "1 failed") {
+			} else if msg := prog.Steps["wordcount"].Error; !strings.Contains(msg, "1 failed in this stage") || prog.Steps["wordcount"].SegmentsFailed != 1 {
 				t.Errorf("wordcount's step says %q, want its failed segment counted", msg)
+			} else if msg := prog.Steps["segment_analyzer"].Error; !strings.Contains(msg, "0 failed in this stage") {
+				t.Errorf("segment_analyzer's step says %q, want none of the failures its own", msg)
 			}
 
 			lines := want(t, 0, nil, "show", "--stage", "wordcount", "--home", home, id)

@@ -361,10 +361,20 @@ func batchStageChanges(step string, prog pipeline.StepProgress, pipe *workflowPi
 		changes = append(changes, pipeline.StepChange{
 			Step: st.Name, Seen: prog.Steps[st.Name].Status, To: pipeline.StepCompleted,
 			From:  []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed},
-			Error: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped),
+			Error: segmentStageSummary(prog, st.Name),
 		})
 	}
 	return changes
+}
+
+// segmentStageSummary is what a closing segment stage's step says: the
+// workflow's segment counts, and how many of the failures were its own.
+func segmentStageSummary(prog pipeline.StepProgress, stage string) string {
+	msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
+	if prog.SegmentsFailed > 0 {
+		msg += fmt.Sprintf("; %d failed in this stage", prog.Steps[stage].SegmentsFailed)
+	}
+	return msg
 }
 
 // handedOver takes the completions that earlier steps of this execution

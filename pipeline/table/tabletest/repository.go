@@ -1093,7 +1093,7 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 		t.Fatal(err)
 	}
 	finish := func(i int, to pipeline.SegmentStatus, errMsg string) (bool, error) {
-		return repo.FinishSegment(ctx, f.wf.ID, i, to, pipeline.SegmentResult{Error: errMsg, Keywords: []string{"k"}, Stage: "st"})
+		return repo.FinishSegment(ctx, f.wf.ID, i, to, pipeline.SegmentResult{Error: errMsg, Keywords: []string{"k"}, Stage: pipeline.StepSegmentAnalyzer})
 	}
 	counters := func(done, failed, skipped int) {
 		t.Helper()
@@ -1117,7 +1117,7 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 	}
 	counters(1, 2, 1)
 	failed, err := repo.FailedSegments(ctx, f.wf.ID)
-	if err != nil || len(failed) != 2 || failed[0].Index != 1 || failed[1].Index != 2 || failed[0].Error != "bad page" || failed[0].Stage != "st" {
+	if err != nil || len(failed) != 2 || failed[0].Index != 1 || failed[1].Index != 2 || failed[0].Error != "bad page" || failed[0].Stage != pipeline.StepSegmentAnalyzer {
 		t.Fatalf("FailedSegments = %+v, %v", failed, err)
 	}
 	// Nothing turns failed or skipped into done, and a second failure
@@ -1142,6 +1142,9 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 		t.Fatalf("fail a skipped segment: %v, %v", ok, err)
 	}
 	counters(0, 4, 0)
+	if n := progress(t, repo, f.wf.ID).Steps[pipeline.StepSegmentAnalyzer].SegmentsFailed; n != 4 {
+		t.Fatalf("the stage failed %d segments by its own count, want 4", n)
+	}
 	if _, err := finish(99, pipeline.SegmentDone, ""); !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("finish of a missing segment: err = %v, want ErrNotFound", err)
 	}
@@ -1154,6 +1157,9 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 		t.Fatalf("ResetFailedSegments = %v, %v", reset, err)
 	}
 	counters(0, 0, 0)
+	if n := progress(t, repo, f.wf.ID).Steps[pipeline.StepSegmentAnalyzer].SegmentsFailed; n != 0 {
+		t.Fatalf("after the reset the stage still counts %d failures", n)
+	}
 	if s := status(3); s.Status != pipeline.SegmentPending || s.Error != "" || s.Stage != "" {
 		t.Fatalf("reset segment = %+v", s)
 	}
