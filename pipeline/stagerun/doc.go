@@ -119,9 +119,16 @@
 // # Command environment
 //
 // A command runs in the pipeline file's folder, so "python3 redact.py"
-// and "./redact.sh" resolve next to the pipeline file. It inherits the
-// runner's environment plus DOCPIPE_STAGE (the stage name) and
-// DOCPIPE_WORKFLOW_ID.
+// and "./redact.sh" resolve next to the pipeline file. It does not
+// inherit docpipe's environment, which holds its credentials (AWS_*,
+// DOCPIPE_TOKEN, DOCPIPE_WEBHOOK_SECRET): it gets PATH, HOME, LANG,
+// LC_ALL, TMPDIR and TZ when docpipe has them, the variables the stage
+// names in the pipeline file
+//
+//	env: [OPENAI_API_KEY, REDACT_RULES]
+//
+// (Program.Env; a name docpipe does not have is left out), and
+// DOCPIPE_STAGE (the stage name) and DOCPIPE_WORKFLOW_ID.
 //
 // # HTTP requests
 //
