@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == upperArg {
 		os.Exit(upperStage())
 	}
+	if len(os.Args) >= 2 && os.Args[1] == batchArg {
+		os.Exit(batchStage(len(os.Args) == 3 && os.Args[2] == "reverse"))
+	}
 	if len(os.Args) == 2 && os.Args[1] == envArg {
 		_ = json.NewEncoder(os.Stdout).Encode(map[string][]string{"env": os.Environ()})
 		os.Exit(0)
@@ -216,15 +219,7 @@ func TestCommandCancelKillsTheProcessGroup(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	ctx, cancel := context.WithCancel(t.Context())
-	go func() {
-		for {
-			if _, err := os.Stat(pidFile); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	go cancelOncePidWritten(pidFile, cancel)
 	_, err := NewCommand(startsSleeper(pidFile, "sleep 1000"), "", time.Minute).Run(ctx, segmentRequest(t, "x"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -275,6 +270,18 @@ json.dump({"text": re.sub(r"[0-9]", "#", text), "needs": sorted(req["inputs"]["n
 	}
 	_, err = c.Run(t.Context(), segmentRequest(t, "fail"))
 	wantErr(t, err, steperr.NameStageFailed, "shout: exit status 1: ", "Traceback", "ValueError: bad input")
+}
+
+// cancelOncePidWritten cancels once path holds a whole line: the shell
+// creates the file before it writes the pid.
+func cancelOncePidWritten(path string, cancel context.CancelFunc) {
+	for {
+		if raw, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(raw), "\n") {
+			cancel()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func readPid(t *testing.T, path string) int {
