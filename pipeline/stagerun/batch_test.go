@@ -291,3 +291,26 @@ func TestSplitIndex(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPythonBatch runs a one-line Python batch stage on batches of
+// 100 segments: the cost per segment once the interpreter start is shared.
+func BenchmarkPythonBatch(b *testing.B) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		b.Skip("python3 is not installed")
+	}
+	c := NewBatchCommand([]string{"python3", "-c", `import sys, json; [print(json.dumps({"index": r["segment"]["index"], "chars": len(r["segment"]["text"])}), flush=True) for r in map(json.loads, sys.stdin)]`}, "", time.Minute)
+	reqs := make([]Request, 100)
+	for i := range reqs {
+		reqs[i] = Request{WorkflowID: "wf", Stage: "chars", Scope: ScopeSegment, Segment: &Segment{Index: i + 1, Text: strings.Repeat("word ", 400)}}
+	}
+	for b.Loop() {
+		answers, err := c.RunBatch(b.Context(), reqs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if answers[99].Err != nil {
+			b.Fatal(answers[99].Err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(reqs))/b.Elapsed().Seconds(), "segments/s")
+}
