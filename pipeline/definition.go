@@ -78,16 +78,20 @@ const (
 	RunReview  RunKind = "review"  // a person approves or rejects before the pipeline goes on
 )
 
-// RunSpec says how a stage runs; exactly one field is set.
+// RunSpec says how a stage runs: exactly one kind is set (Batch only
+// modifies Command).
 type RunSpec struct {
 	Builtin string `json:"builtin,omitempty"`
 	// Command is argv. It runs with the pipeline file's folder
 	// (Definition.Dir) as its working directory, so relative paths in it
 	// resolve against that folder.
-	Command []string    `json:"command,omitempty"`
-	HTTP    string      `json:"http,omitempty"`
-	Lambda  string      `json:"lambda,omitempty"`
-	Review  *ReviewSpec `json:"review,omitempty"`
+	Command []string `json:"command,omitempty"`
+	// Batch runs a segment stage's command once per batch of segments,
+	// one JSON request a line on stdin, one answer a line on stdout.
+	Batch  bool        `json:"batch,omitempty"`
+	HTTP   string      `json:"http,omitempty"`
+	Lambda string      `json:"lambda,omitempty"`
+	Review *ReviewSpec `json:"review,omitempty"`
 }
 
 // Review outcomes a stage chooses between.
@@ -215,6 +219,9 @@ type Stage struct {
 	// Settings configure a builtin that takes them (a model, its region,
 	// the answer's schema); which keys it takes is the builtin's business.
 	Settings map[string]any `json:"settings,omitempty"`
+	// Env names the variables of docpipe's environment a command stage
+	// gets besides the minimal set every command gets.
+	Env []string `json:"env,omitempty"`
 }
 
 // Definition is the whole pipeline as data. The state machine is generated
@@ -272,6 +279,7 @@ func (d Definition) Clone() Definition {
 	c.Stages = make([]Stage, len(d.Stages))
 	for i, s := range d.Stages {
 		s.Needs = slices.Clone(s.Needs)
+		s.Env = slices.Clone(s.Env)
 		s.Run.Command = slices.Clone(s.Run.Command)
 		s.Settings = maps.Clone(s.Settings) // values are replaced, never changed in place
 		if s.Run.Review != nil {

@@ -10,12 +10,15 @@ import (
 // dashboard's pipelines page print them; "-" stands for not set.
 
 // String is how the stage runs: "builtin ocr", "command python3 redact.py",
-// "http URL", "lambda NAME", "review alice,bob" or "review group G".
+// "command python3 count.py (batch)", "http URL", "lambda NAME", "review alice,bob" or "review group G".
 func (r RunSpec) String() string {
 	switch r.Kind() {
 	case RunBuiltin:
 		return "builtin " + r.Builtin
 	case RunCommand:
+		if r.Batch {
+			return "command " + strings.Join(r.Command, " ") + " (batch)"
+		}
 		return "command " + strings.Join(r.Command, " ")
 	case RunHTTP:
 		return "http " + r.HTTP

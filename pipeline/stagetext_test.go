@@ -10,6 +10,7 @@ func TestStageTexts(t *testing.T) {
 	}{
 		{RunSpec{Builtin: "ocr"}, "builtin ocr"},
 		{RunSpec{Command: []string{"python3", "redact.py"}}, "command python3 redact.py"},
+		{RunSpec{Command: []string{"python3", "count.py"}, Batch: true}, "command python3 count.py (batch)"},
 		{RunSpec{HTTP: "https://x.test/stage"}, "http https://x.test/stage"},
 		{RunSpec{Lambda: "fn"}, "lambda fn"},
 		{RunSpec{Review: &ReviewSpec{Assign: []string{"ann", "bob"}}}, "review ann,bob"},

@@ -32,6 +32,7 @@ type notifyFlags struct {
 	webhookURL       string
 	webhookSecretEnv string
 	command          string
+	commandEnv       []string
 	eventBridgeBus   string
 }
 
@@ -40,13 +41,14 @@ func addNotifyFlags(fs *pflag.FlagSet) *notifyFlags {
 	fs.StringVar(&n.webhookURL, "webhook", os.Getenv(envWebhookURL), "POST every outcome event to this URL (Standard Webhooks) [$"+envWebhookURL+"]")
 	fs.StringVar(&n.webhookSecretEnv, "webhook-secret-env", envWebhookSecret, "environment variable holding the webhook signing secret (whsec_...)")
 	fs.StringVar(&n.command, "event-command", os.Getenv(envEventCommand), "run this shell command per outcome event, the event JSON on stdin [$"+envEventCommand+"]")
+	fs.StringSliceVar(&n.commandEnv, "event-command-env", nil, "pass these environment variables (names, comma-separated) to the event command, which otherwise gets only PATH, HOME, LANG, LC_ALL, TMPDIR and TZ")
 	fs.StringVar(&n.eventBridgeBus, "eventbridge-bus", os.Getenv(envEventBridgeBus), "put outcome events on this EventBridge bus [$"+envEventBridgeBus+"]")
 	return n
 }
 
 // sinks builds the configured sinks; none is a valid configuration.
 func (n *notifyFlags) sinks(ctx context.Context) ([]relay.Sink, error) {
-	c := relay.Config{WebhookURL: n.webhookURL, WebhookSecret: os.Getenv(n.webhookSecretEnv), Command: n.command, EventBridgeBus: n.eventBridgeBus}
+	c := relay.Config{WebhookURL: n.webhookURL, WebhookSecret: os.Getenv(n.webhookSecretEnv), Command: n.command, CommandEnv: n.commandEnv, EventBridgeBus: n.eventBridgeBus}
 	sinks, err := c.Sinks(func() (relay.EventBridgeAPI, error) {
 		cfg, err := backend.LoadAWSConfig(ctx, nil)
 		if err != nil {

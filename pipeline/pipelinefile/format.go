@@ -30,6 +30,7 @@ type (
 		When    *fileWhen      `yaml:"when,omitempty"`
 		// Settings are written as stored; the encoder sorts their keys.
 		Settings map[string]any `yaml:"settings,omitempty"`
+		Env      []string       `yaml:"env,flow,omitempty"`
 	}
 	fileWhen struct {
 		Format   []string            `yaml:"format,flow,omitempty"`
@@ -39,6 +40,7 @@ type (
 	fileRun struct {
 		Builtin string      `yaml:"builtin,omitempty"`
 		Command []string    `yaml:"command,flow,omitempty"`
+		Batch   bool        `yaml:"batch,omitempty"`
 		HTTP    string      `yaml:"http,omitempty"`
 		Lambda  string      `yaml:"lambda,omitempty"`
 		Review  *fileReview `yaml:"review,omitempty"`
@@ -80,6 +82,7 @@ func Format(def pipeline.Definition) []byte {
 			},
 			When:     when,
 			Settings: st.Settings,
+			Env:      st.Env,
 		})
 	}
 	var buf bytes.Buffer
@@ -92,7 +95,7 @@ func Format(def pipeline.Definition) []byte {
 }
 
 func formatRun(r pipeline.RunSpec) fileRun {
-	f := fileRun{Builtin: r.Builtin, Command: r.Command, HTTP: r.HTTP, Lambda: r.Lambda}
+	f := fileRun{Builtin: r.Builtin, Command: r.Command, Batch: r.Batch, HTTP: r.HTTP, Lambda: r.Lambda}
 	if rv := r.Review; rv != nil {
 		f.Review = &fileReview{Assign: rv.Assign, Group: rv.Group}
 		f.Due, f.OnTimeout, f.OnReject = seconds(rv.DueSeconds), rv.OnTimeout, rv.OnReject

@@ -148,7 +148,7 @@ type declaredStage struct {
 	lines map[string]int
 }
 
-var stageKeys = "name, label, scope, needs, run, timeout, retry, when, settings"
+var stageKeys = "name, label, scope, needs, run, timeout, retry, when, settings, env"
 
 func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredStage, bool) {
 	if n.Kind != yaml.MappingNode {
@@ -187,7 +187,7 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 		case "needs":
 			st.Needs, needsSet = d.strs(v, name), true
 		case "run":
-			st.Run = d.run(v, name)
+			st.Run = d.run(v, name, ds.lines)
 		case "timeout":
 			st.TimeoutSeconds = d.seconds(v, name)
 		case "retry":
@@ -196,6 +196,8 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 			st.When = d.when(v, name)
 		case "settings":
 			st.Settings = d.settings(v, name, ds.lines)
+		case "env":
+			st.Env = d.strs(v, name)
 		default:
 			return false
 		}
@@ -234,13 +236,15 @@ func (d *decoder) settings(n *yaml.Node, stage string, lines map[string]int) map
 	return m
 }
 
-func (d *decoder) run(n *yaml.Node, stage string) pipeline.RunSpec {
+// run reads a stage's run, recording the line of its batch switch as
+// "run.batch".
+func (d *decoder) run(n *yaml.Node, stage string, lines map[string]int) pipeline.RunSpec {
 	var r pipeline.RunSpec
 	// A review's due date and outcomes sit beside review:, as run keys
 	// that only a review stage may set.
 	var rv pipeline.ReviewSpec
 	reviewLine := 0
-	d.mapping(n, stage, "builtin, command, http, lambda, review, due, hard_limit, on_timeout, on_reject", func(key string, line int, v *yaml.Node) bool {
+	d.mapping(n, stage, "builtin, command, batch, http, lambda, review, due, hard_limit, on_timeout, on_reject", func(key string, line int, v *yaml.Node) bool {
 		switch key {
 		case "builtin":
 			r.Builtin = d.str(v, stage)
@@ -249,6 +253,9 @@ func (d *decoder) run(n *yaml.Node, stage string) pipeline.RunSpec {
 			if len(r.Command) == 0 && v.Kind == yaml.SequenceNode {
 				d.add(v.Line, stage, "command is empty")
 			}
+		case "batch":
+			r.Batch = d.bool(v, stage)
+			lines["run.batch"] = line
 		case "http":
 			r.HTTP = d.str(v, stage)
 		case "lambda":
@@ -416,6 +423,14 @@ func (d *decoder) strs(n *yaml.Node, stage string) []string {
 		}
 	}
 	return out
+}
+
+func (d *decoder) bool(n *yaml.Node, stage string) bool {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&v) != nil {
+		d.add(n.Line, stage, "want true or false, got %s", kind(n))
+	}
+	return v
 }
 
 func (d *decoder) int(n *yaml.Node, stage string) int {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
+	"github.com/docpipe/docpipe/pipeline/childenv"
 	"github.com/docpipe/docpipe/pipeline/extract"
 )
 
@@ -137,6 +138,7 @@ func (v *validator) stage(i int, st pipeline.Stage) {
 		v.at(i, "scope", "scope must be document or segment, got %q", st.Scope)
 	}
 	v.run(i, st)
+	v.command(i, st)
 	v.needs(i, st)
 	v.ingestion(i, st)
 	if st.TimeoutSeconds <= 0 {
@@ -197,7 +199,7 @@ func (v *validator) run(i int, st pipeline.Stage) {
 			v.at(i, "run", "builtin %q runs at %s scope", r.Builtin, builtinScope(r.Builtin))
 		}
 	case pipeline.RunCommand:
-		v.command(i, r.Command[0])
+		v.program(i, r.Command[0])
 	case pipeline.RunHTTP:
 		u, err := url.Parse(r.HTTP)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -269,10 +271,35 @@ func joinKinds(kinds []pipeline.RunKind) string {
 	return strings.Join(s, " and ")
 }
 
-// command checks that a command's program exists: a path against the
+// command checks what only a command stage may set: batch, for a segment
+// stage, and env, the names of variables it gets.
+func (v *validator) command(i int, st pipeline.Stage) {
+	isCommand := st.Run.Kind() == pipeline.RunCommand
+	switch {
+	case st.Run.Batch && !isCommand:
+		v.at(i, "run.batch", "batch is for command stages")
+	case st.Run.Batch && st.Scope != pipeline.ScopeSegment:
+		v.at(i, "run.batch", "batch runs one process for a batch of segments; this stage runs at %s scope, set scope: segment", st.Scope)
+	}
+	if len(st.Env) > 0 && !isCommand {
+		v.at(i, "env", "env is for command stages, which run here with a minimal environment")
+	}
+	seen := map[string]bool{}
+	for _, name := range st.Env {
+		switch {
+		case !childenv.ValidName(name):
+			v.at(i, "env", "env %q is not a variable name (letters, digits and '_', not starting with a digit)", name)
+		case seen[name]:
+			v.at(i, "env", "env names %q twice", name)
+		}
+		seen[name] = true
+	}
+}
+
+// program checks that a command's program exists: a path against the
 // pipeline's folder, a bare name on PATH (embedded target only: on AWS the
 // workers' PATH is what counts).
-func (v *validator) command(i int, program string) {
+func (v *validator) program(i int, program string) {
 	if !strings.ContainsRune(program, '/') && !strings.ContainsRune(program, filepath.Separator) {
 		if v.target == TargetEmbedded {
 			if _, err := exec.LookPath(program); err != nil {

@@ -1,6 +1,7 @@
 package pipelinefile
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +58,7 @@ func TestRules(t *testing.T) {
   - name: a
     run: {builtin: graph_builder}
     timout: 60s`, TargetEmbedded,
-			`p.yaml:5: stage "a": unknown key "timout" (want one of name, label, scope, needs, run, timeout, retry, when, settings)`},
+			`p.yaml:5: stage "a": unknown key "timout" (want one of name, label, scope, needs, run, timeout, retry, when, settings, env)`},
 		{"unknown top-level key", `
   - name: a
     run: {builtin: graph_builder}
@@ -218,6 +219,38 @@ name: My Pipeline`, TargetEmbedded,
     run: {builtin: graph_builder}
     needs: segment_builder`, TargetEmbedded,
 			`p.yaml:5: stage "a": want a list such as [a, b], got "segment_builder"`},
+		{"batch at document scope", `
+  - name: a
+    run:
+      command: [sh, a.sh]
+      batch: true`, TargetEmbedded,
+			`p.yaml:6: stage "a": batch runs one process for a batch of segments; this stage runs at document scope, set scope: segment`},
+		{"batch for a service", `
+  - name: a
+    scope: segment
+    run: {http: "http://127.0.0.1:8089/x", batch: true}`, TargetEmbedded,
+			`p.yaml:5: stage "a": batch is for command stages`},
+		{"batch not a switch", `
+  - name: a
+    scope: segment
+    run: {command: [sh, a.sh], batch: yes please}`, TargetEmbedded,
+			`p.yaml:5: stage "a": want true or false, got "yes please"`},
+		{"batch segment command", `
+  - name: a
+    scope: segment
+    run: {command: [sh, a.sh], batch: true}
+    env: [OPENAI_API_KEY, _X1]`, TargetEmbedded, ``},
+		{"env names", `
+  - name: a
+    run: {command: [sh, a.sh]}
+    env: [API_KEY, API-KEY, API_KEY]`, TargetEmbedded,
+			"p.yaml:5: stage \"a\": env \"API-KEY\" is not a variable name (letters, digits and '_', not starting with a digit)\n" +
+				`p.yaml:5: stage "a": env names "API_KEY" twice`},
+		{"env for a builtin", `
+  - name: a
+    run: {builtin: graph_builder}
+    env: [API_KEY]`, TargetEmbedded,
+			`p.yaml:5: stage "a": env is for command stages, which run here with a minimal environment`},
 		{"syntax", `
   - name: a
     run: "graph_builder`, TargetEmbedded,
@@ -298,5 +331,45 @@ func TestImpliedHead(t *testing.T) {
 	}
 	if analysis.Scope != pipeline.ScopeSegment {
 		t.Errorf("a segment_analyzer stage without a scope has scope %q", analysis.Scope)
+	}
+}
+
+// TestBatchAndEnvRoundTrip: batch and env survive Format and Parse, and
+// a definition without them keeps its content hash.
+func TestBatchAndEnvRoundTrip(t *testing.T) {
+	t.Parallel()
+	src := head + `
+  - name: words
+    scope: segment
+    run: {command: [python3, words.py], batch: true}
+    env: [OPENAI_API_KEY]
+  - name: plain
+    run: {command: [sh, plain.sh]}
+`
+	def, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	words, _ := def.Stage("words")
+	if !words.Run.Batch || len(words.Env) != 1 || words.Env[0] != "OPENAI_API_KEY" {
+		t.Fatalf("words = %+v", words)
+	}
+	out := Format(def)
+	for _, want := range []string{"command: [python3, words.py]\n      batch: true\n", "env: [OPENAI_API_KEY]\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("formatted file lacks %q:\n%s", want, out)
+		}
+	}
+	again, err := Parse("again.yaml", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ContentHash() != def.ContentHash() {
+		t.Errorf("round trip changed the definition:\n%s", out)
+	}
+	plain, _ := def.Stage("plain")
+	stored, _ := json.Marshal(plain)
+	if strings.Contains(string(stored), "batch") || strings.Contains(string(stored), "env") {
+		t.Errorf("a stage without batch or env stores %s", stored)
 	}
 }

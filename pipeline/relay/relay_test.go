@@ -323,6 +323,36 @@ func TestCommandSink(t *testing.T) {
 	}
 }
 
+// Not parallel: it sets the test process's environment.
+func TestCommandSinkGetsAMinimalEnvironment(t *testing.T) {
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+	t.Setenv("DOCPIPE_TOKEN", "dashboard-token")
+	t.Setenv("DOCPIPE_WEBHOOK_SECRET", "whsec_c2VjcmV0")
+	t.Setenv("SLACK_HOOK", "named")
+	b := setup(t)
+	b.newWorkflow(t, pipeline.WorkflowCompleted)
+	out := filepath.Join(t.TempDir(), "env")
+	r := b.relay(t, relay.Command{Line: "env > " + out, Env: []string{"SLACK_HOOK"}})
+	if s := drain(t, r); s.Delivered != 1 {
+		t.Fatalf("command: %+v", s)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Split(string(raw), "\n")
+	for _, kv := range []string{"SLACK_HOOK=named", "DOCPIPE_EVENT_TYPE=analysis.completed"} {
+		if !slices.Contains(env, kv) {
+			t.Errorf("the event command's environment lacks %s:\n%s", kv, raw)
+		}
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "AWS_") || strings.HasPrefix(kv, "DOCPIPE_TOKEN=") || strings.HasPrefix(kv, "DOCPIPE_WEBHOOK_SECRET=") {
+			t.Errorf("the event command sees %s", kv)
+		}
+	}
+}
+
 func TestWebhookNeverShowsSecrets(t *testing.T) {
 	t.Parallel()
 	w, err := relay.NewWebhook("https://user:pass@example.com/hook", secret)

@@ -18,6 +18,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/childenv"
 )
 
 // Sink is one destination of events. Deliver returns nil only once the
@@ -122,11 +123,14 @@ func redactURL(raw string) string {
 	return "(unparsable)"
 }
 
-// Command runs a shell command per event with the event JSON on stdin and
-// DOCPIPE_EVENT_ID / DOCPIPE_EVENT_TYPE in its environment. Exit status 0
-// is delivered; anything else is retried.
+// Command runs a shell command per event with the event JSON on stdin.
+// Its environment is the minimal one of childenv (not docpipe's, which
+// holds its credentials), the variables named in Env, and
+// DOCPIPE_EVENT_ID / DOCPIPE_EVENT_TYPE. Exit status 0 is delivered;
+// anything else is retried.
 type Command struct {
-	Line string // passed to sh -c
+	Line string   // passed to sh -c
+	Env  []string // names of variables of docpipe's environment it gets
 }
 
 func (c Command) String() string { return "command " + c.Line }
@@ -135,7 +139,7 @@ func (c Command) String() string { return "command " + c.Line }
 func (c Command) Deliver(ctx context.Context, ev pipeline.Event, body []byte) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", c.Line)
 	cmd.Stdin = bytes.NewReader(body)
-	cmd.Env = append(cmd.Environ(), "DOCPIPE_EVENT_ID="+ev.ID, "DOCPIPE_EVENT_TYPE="+string(ev.Type))
+	cmd.Env = childenv.Minimal(c.Env, "DOCPIPE_EVENT_ID="+ev.ID, "DOCPIPE_EVENT_TYPE="+string(ev.Type))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -238,6 +242,7 @@ type Config struct {
 	WebhookURL     string
 	WebhookSecret  string
 	Command        string
+	CommandEnv     []string // variables the command gets besides the minimal set
 	EventBridgeBus string
 }
 
@@ -259,8 +264,13 @@ func (c Config) Sinks(newEventBridge func() (EventBridgeAPI, error)) ([]Sink, er
 		}
 		sinks = append(sinks, w)
 	}
+	for _, name := range c.CommandEnv {
+		if !childenv.ValidName(name) {
+			return nil, &ConfigError{Err: fmt.Errorf("relay: event command variable %q is not a variable name", name)}
+		}
+	}
 	if c.Command != "" {
-		sinks = append(sinks, Command{Line: c.Command})
+		sinks = append(sinks, Command{Line: c.Command, Env: c.CommandEnv})
 	}
 	if c.EventBridgeBus != "" {
 		client, err := newEventBridge()

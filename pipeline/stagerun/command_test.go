@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,9 +22,19 @@ import (
 // so the contract is exercised by a real process reading a real request.
 const upperArg = "stagerun-test-upper-stage"
 
+// envArg makes the test binary a stage that answers {"env": [its environment]}.
+const envArg = "stagerun-test-env-stage"
+
 func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == upperArg {
 		os.Exit(upperStage())
+	}
+	if len(os.Args) >= 2 && os.Args[1] == batchArg {
+		os.Exit(batchStage(len(os.Args) == 3 && os.Args[2] == "reverse"))
+	}
+	if len(os.Args) == 2 && os.Args[1] == envArg {
+		_ = json.NewEncoder(os.Stdout).Encode(map[string][]string{"env": os.Environ()})
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -73,6 +84,36 @@ func TestCommandUppercasesASegment(t *testing.T) {
 	for k, v := range want {
 		if out[k] != v {
 			t.Errorf("%s = %q, want %q", k, out[k], v)
+		}
+	}
+}
+
+// Not parallel: it sets the test process's environment.
+func TestCommandGetsAMinimalEnvironment(t *testing.T) {
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+	t.Setenv("DOCPIPE_TOKEN", "dashboard-token")
+	t.Setenv("DOCPIPE_WEBHOOK_SECRET", "whsec_c2VjcmV0")
+	t.Setenv("DOCPIPE_STAGE", "not-this-one")
+	t.Setenv("STAGE_API_KEY", "named-in-env")
+	t.Setenv("HOME", "/home/stage-test")
+	c := NewCommand([]string{os.Args[0], envArg}, t.TempDir(), time.Minute)
+	c.Env = []string{"STAGE_API_KEY"}
+	res, err := c.Run(t.Context(), segmentRequest(t, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Env []string }
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range []string{"STAGE_API_KEY=named-in-env", "HOME=/home/stage-test", "DOCPIPE_STAGE=shout", "DOCPIPE_WORKFLOW_ID=wf-1"} {
+		if !slices.Contains(out.Env, kv) {
+			t.Errorf("the stage's environment lacks %s: %q", kv, out.Env)
+		}
+	}
+	for _, kv := range out.Env {
+		if strings.HasPrefix(kv, "AWS_") || strings.HasPrefix(kv, "DOCPIPE_TOKEN=") || strings.HasPrefix(kv, "DOCPIPE_WEBHOOK_SECRET=") || kv == "DOCPIPE_STAGE=not-this-one" {
+			t.Errorf("the stage sees %s", kv)
 		}
 	}
 }
@@ -180,15 +221,7 @@ func TestCommandCancelKillsTheProcessGroup(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	ctx, cancel := context.WithCancel(t.Context())
-	go func() {
-		for {
-			if _, err := os.Stat(pidFile); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	go cancelOncePidWritten(pidFile, cancel)
 	_, err := NewCommand(startsSleeper(pidFile, "sleep 1000"), "", time.Minute).Run(ctx, segmentRequest(t, "x"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -239,6 +272,18 @@ json.dump({"text": re.sub(r"[0-9]", "#", text), "needs": sorted(req["inputs"]["n
 	}
 	_, err = c.Run(t.Context(), segmentRequest(t, "fail"))
 	wantErr(t, err, steperr.NameStageFailed, "shout: exit status 1: ", "Traceback", "ValueError: bad input")
+}
+
+// cancelOncePidWritten cancels once path holds a whole line: the shell
+// creates the file before it writes the pid.
+func cancelOncePidWritten(path string, cancel context.CancelFunc) {
+	for {
+		if raw, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(raw), "\n") {
+			cancel()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func readPid(t *testing.T, path string) int {

@@ -120,12 +120,71 @@
 // left in the group when the command exits is killed as well. When the
 // caller cancels, Run returns the context's error, unclassified.
 //
+// # Batch mode
+//
+// A segment-scope command stage may run in batch mode
+// (run: {command: [...], batch: true}): one process per batch of
+// segments instead of one per segment, so a Python stage does not pay an
+// interpreter start for every segment (BatchCommand). The process reads
+// one request a line on stdin, each the object a single-mode command gets
+// (with its "segment"), and stdin ends after the batch's last request. It
+// writes one answer a line on stdout, in any order:
+//
+//	{"index": 3, "words": 120}            segment 3's output: {"words": 120}
+//	{"index": 4, "text": "...", ...}      a string "text" replaces the segment text
+//	{"index": 5, "error": "bad input"}    segment 5 fails alone, permanently
+//
+// The answer without its "index" is the segment's output, byte for byte
+// as written, as a single-mode command's stdout would be. Blank lines are
+// ignored. A program answers as it goes and flushes each line, e.g. in
+// Python:
+//
+//	import json, sys
+//	for line in sys.stdin:
+//	    req = json.loads(line)
+//	    seg = req["segment"]
+//	    print(json.dumps({"index": seg["index"], "words": len(seg["text"].split())}), flush=True)
+//
+// Every segment of the batch gets exactly one outcome:
+//
+//   - The process exits 75 (EX_TEMPFAIL): the whole batch fails
+//     transiently and is retried as the stage's retry policy says, answers
+//     included.
+//   - It exits with another status, is killed by a signal, or exits 0
+//     before answering every segment: the answers it gave stand, and every
+//     segment it did not answer fails permanently with the exit status
+//     and the tail of stderr ("redact: exit status 1: Traceback ...";
+//     "redact: exited without answering").
+//   - A line that is not one JSON object, has no whole-number "index",
+//     names a segment not in the batch or answers one a second time breaks
+//     the protocol: the process is stopped (as on timeout), the answers
+//     before that line stand, and every segment not answered fails with a
+//     reason naming the line ("redact: answer line 7 has no "index": ...").
+//   - The stage's timeout bounds the wait for each answer, from the start
+//     to the first and from each answer to the next, not the whole batch:
+//     past it the process is stopped and the whole batch fails
+//     transiently ("redact: timed out after 60s without an answer").
+//   - stdout is bounded: a line over 16 MB (DefaultMaxAnswer) breaks the
+//     protocol; past 64 MB in all the process is killed and the segments
+//     not answered fail ("output too large").
+//   - Once every segment is answered the process should exit; it has
+//     Grace (5 seconds) to do so before it is stopped, its answers intact.
+//
+// A segment stage in batch mode reports no progress; all of stderr is log.
+//
 // # Command environment
 //
 // A command runs in the pipeline file's folder, so "python3 redact.py"
-// and "./redact.sh" resolve next to the pipeline file. It inherits the
-// runner's environment plus DOCPIPE_STAGE (the stage name) and
-// DOCPIPE_WORKFLOW_ID.
+// and "./redact.sh" resolve next to the pipeline file. It does not
+// inherit docpipe's environment, which holds its credentials (AWS_*,
+// DOCPIPE_TOKEN, DOCPIPE_WEBHOOK_SECRET): it gets PATH, HOME, LANG,
+// LC_ALL, TMPDIR and TZ when docpipe has them, the variables the stage
+// names in the pipeline file
+//
+//	env: [OPENAI_API_KEY, REDACT_RULES]
+//
+// (Program.Env; a name docpipe does not have is left out), and
+// DOCPIPE_STAGE (the stage name) and DOCPIPE_WORKFLOW_ID.
 //
 // # HTTP requests
 //
