@@ -199,3 +199,56 @@ stages:
 		t.Fatalf("requests seen from %v, want all three stages", seen)
 	}
 }
+
+// A command stage in batch mode answers a whole batch from one process:
+// its answers land per segment, an error answer fails that segment alone,
+// and the process starts once per batch.
+func TestBatchModeCommandStage(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	starts := filepath.Join(dir, "starts")
+	script := filepath.Join(dir, "count.py")
+	if err := os.WriteFile(script, []byte(`import json, sys
+open(sys.argv[1], "a").write("start\n")
+for line in sys.stdin:
+    req = json.loads(line)
+    seg = req["segment"]
+    if seg["index"] == 2:
+        print(json.dumps({"index": seg["index"], "error": "segment two is refused"}), flush=True)
+    else:
+        print(json.dumps({"index": seg["index"], "words": len(seg["text"].split()), "label": req["settings"]["label"]}), flush=True)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body := `name: batched
+batch_size: 2
+stages:
+  - name: count
+    scope: segment
+    needs: [segment_builder]
+    run: {command: [python3, ` + script + `, ` + starts + `], batch: true}
+    settings: {label: counted}
+`
+	file := filepath.Join(dir, "pipeline.yaml")
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want(t, 0, nil, "pipeline", "apply", file, "--home", home)
+	out, _ := cli(t, "run", "--pipeline", "batched", "--json", "--progress", "none", "--home", home, filepath.Join(docs, "notes.md"))
+	res := decodeLines[docResult](t, out)
+	if len(res) != 1 || res[0].Segments < 3 || res[0].FailedSegments != 1 {
+		t.Fatalf("run --json = %+v, want segment 2 of 3 or more failed", res)
+	}
+	lines := want(t, 0, nil, "show", "--stage", "count", "--home", home, res[0].WorkflowID)
+	if !strings.Contains(lines, `"label":"counted"`) || !strings.Contains(lines, "segment two is refused") {
+		t.Errorf("show --stage count:\n%s", lines)
+	}
+	raw, err := os.ReadFile(starts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := (res[0].Segments + 1) / 2
+	if n := strings.Count(string(raw), "start"); n != batches {
+		t.Errorf("the stage started %d times for %d batches", n, batches)
+	}
+}

@@ -29,6 +29,7 @@ func (h *handlers) userStage(handler string) pipeline.Handler {
 type stageJob struct {
 	st     pipeline.Stage
 	runner stagerun.Runner
+	batch  stagerun.BatchRunner // a command in batch mode: one process a batch
 	local  bool // a command, which reads files; remote stages get inline inputs
 	dir    string
 	req    stagerun.Request
@@ -42,7 +43,14 @@ func (h *handlers) prepareStage(ctx context.Context, in pipeline.StepInput, pipe
 	timeout := time.Duration(st.TimeoutSeconds) * time.Second
 	switch st.Run.Kind() {
 	case pipeline.RunCommand:
-		job.runner = stagerun.NewCommand(st.Run.Command, pipe.def.Dir, timeout)
+		c := stagerun.NewCommand(st.Run.Command, pipe.def.Dir, timeout)
+		c.Env = st.Env
+		job.runner = c
+		if st.Run.Batch {
+			b := stagerun.NewBatchCommand(st.Run.Command, pipe.def.Dir, timeout)
+			b.Env = st.Env
+			job.batch = b
+		}
 	case pipeline.RunHTTP:
 		job.runner = stagerun.NewHTTP(st.Run.HTTP, timeout, h.HTTPClient)
 	case pipeline.RunLambda:
@@ -157,6 +165,9 @@ func (userKind) open(ctx context.Context, h *handlers, in pipeline.StepInput, pi
 		cleanup()
 		return nil, nil, err
 	}
+	if job.batch != nil {
+		return job.batchWork(docNeeds, segNeeds), cleanup, nil
+	}
 	work := eachSegment(h.parallelism(), func(ctx context.Context, c segmentCall) (segmentAnswer, error) {
 		req, err := job.segmentRequest(c.Index, c.Text, docNeeds, segNeeds[c.Index])
 		if err != nil {
@@ -173,6 +184,38 @@ func (userKind) open(ctx context.Context, h *handlers, in pipeline.StepInput, pi
 		return segmentAnswer{line: stageLine{Index: c.Index, Output: res.Output}}, nil
 	})
 	return work, cleanup, nil
+}
+
+// batchWork answers the whole batch with one process: one request a line
+// in, one answer a line out.
+func (job *stageJob) batchWork(docNeeds map[string]string, segNeeds map[int]map[string]json.RawMessage) segmentWork {
+	return func(ctx context.Context, calls []segmentCall) ([]segmentAnswer, error) {
+		reqs := make([]stagerun.Request, len(calls))
+		for i, c := range calls {
+			req, err := job.segmentRequest(c.Index, c.Text, docNeeds, segNeeds[c.Index])
+			if err != nil {
+				return nil, err
+			}
+			reqs[i] = req
+		}
+		answers, err := job.batch.RunBatch(ctx, reqs)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]segmentAnswer, len(answers))
+		for i, a := range answers {
+			var failed *steperr.StageFailedError
+			switch {
+			case errors.As(a.Err, &failed):
+				out[i] = segmentAnswer{line: stageLine{Index: a.Index, Error: a.Err.Error()}}
+			case a.Err != nil:
+				return nil, a.Err
+			default:
+				out[i] = segmentAnswer{line: stageLine{Index: a.Index, Output: a.Result.Output}}
+			}
+		}
+		return out, nil
+	}
 }
 
 // segmentRequest is the request for one segment: its text inline and, for
