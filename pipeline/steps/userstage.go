@@ -30,7 +30,7 @@ type stageJob struct {
 	st     pipeline.Stage
 	runner stagerun.Runner
 	batch  stagerun.BatchRunner // a command in batch mode: one process a batch
-	local  bool // a command, which reads files; remote stages get inline inputs
+	local  bool                 // a command, which reads files; remote stages get inline inputs
 	dir    string
 	req    stagerun.Request
 }
