@@ -44,6 +44,7 @@ func (v Violation) String() string {
 const (
 	InvValid        = "valid-file"         // every generated file passes pipeline validate
 	InvOutcome      = "outcome"            // the workflow ends as the oracle says
+	InvCause        = "failure-cause"      // a failed workflow's error names what failed
 	InvSegment      = "segment-status"     // a failed segment reads failed, naming its stage
 	InvRunJSON      = "run-json"           // run --json's status and failed_segments
 	InvStepCounts   = "step-counts"        // the progress counters and the failing stage's step
@@ -178,7 +179,7 @@ func (r Runner) Run(ctx context.Context, c *Case, dir string) Result {
 			fail(InvOutcome, d.Name, "workflow is %s, want %s (causes %v); error %q", status, want.Status, want.Causes, show.Workflow.Error)
 		}
 		if want.Status == StatusFailed && status == StatusFailed && !namesOne(show.Workflow.Error, want.Causes) {
-			fail(InvOutcome, d.Name, "workflow error %q names none of %v", show.Workflow.Error, want.Causes)
+			fail(InvCause, d.Name, "workflow error %q names none of %v", show.Workflow.Error, want.Causes)
 		}
 		// Segments.
 		if want.SegmentsKnown {

@@ -39,9 +39,10 @@ var whens = []When{
 
 var (
 	commandPermanent = []FaultKind{FaultExit, FaultKill, FaultMalformed, FaultEmpty}
-	commandTransient = []FaultKind{FaultTempExit, FaultTempExit, FaultTempExit, FaultTimeout}
+	// Timeouts cost the stage's timeout per try, so they are drawn rarely.
+	commandTransient = []FaultKind{FaultTempExit, FaultTempExit, FaultTempExit, FaultTempExit, FaultTempExit, FaultTempExit, FaultTempExit, FaultTimeout}
 	httpPermanent    = []FaultKind{FaultHTTP400, FaultMalformed, FaultEmpty}
-	httpTransient    = []FaultKind{FaultHTTP500, FaultHTTP429, FaultHTTP500, FaultTimeout}
+	httpTransient    = []FaultKind{FaultHTTP500, FaultHTTP429, FaultHTTP500, FaultHTTP429, FaultHTTP500, FaultHTTP429, FaultHTTP500, FaultTimeout}
 )
 
 // Generator draws valid cases.
@@ -184,7 +185,10 @@ func drawFaults(t *rapid.T, c *Case) {
 				}
 				var f Fault
 				if rapid.Bool().Draw(t, "transient") {
-					f = Fault{Kind: rapid.SampledFrom(trans).Draw(t, "fault"), Times: rapid.IntRange(1, 2).Draw(t, "times")}
+					f = Fault{Kind: rapid.SampledFrom(trans).Draw(t, "fault"), Times: 1}
+					if f.Kind != FaultTimeout {
+						f.Times = rapid.IntRange(1, 2).Draw(t, "times")
+					}
 				} else {
 					f = Fault{Kind: rapid.SampledFrom(perm).Draw(t, "fault")}
 				}
