@@ -71,7 +71,8 @@ func TestContract(t *testing.T) {
 	}
 	svc := NewService()
 	srv := httptest.NewServer(svc)
-	defer srv.Close()
+	// The lanes run after this function returns; the server outlives them.
+	t.Cleanup(srv.Close)
 	runner := Runner{Docpipe: buildDocpipe(t), Env: []string{fakeStageEnv + "=1"}}
 	var seq atomic.Int64
 	lanes := setChecks(t)
