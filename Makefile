@@ -78,3 +78,7 @@ tf-validate: ## terraform init+validate the example (needs provider downloads)
 corpus: ## build PDFs with real producers (groff, TeX, LibreOffice, Chromium, qpdf...) and compare the pure-Go extractor with pdftotext on them
 	@dir=$${DOCPIPE_CORPUS:-$$(mktemp -d)}; samples/corpus/build.sh "$$dir" && \
 	DOCPIPE_CORPUS="$$dir" $(GO) test -count=1 -v -run 'TestCorpus' ./pipeline/extract/pdftext
+
+.PHONY: contract
+contract: ## the generated pipeline contract: thousands of random pipelines and faults (CONTRACT_N, default 3000)
+	$(GO) test -count=1 -timeout 6h -run '^TestContract$$' ./cmd/internal/contract -contract.n $${CONTRACT_N:-3000}

@@ -1,0 +1,250 @@
+package contract
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Plan is what the fake stages read: the faults, and the folder where
+// they count attempts and log their calls.
+type Plan struct {
+	Faults   []PlannedFault `json:"faults"`
+	StateDir string         `json:"state_dir"`
+}
+
+// PlannedFault is one entry of a Plan.
+type PlannedFault struct {
+	FaultKey
+	Fault
+}
+
+// NewPlan lays out the case's faults for the fake stages.
+func NewPlan(c *Case, stateDir string) Plan {
+	p := Plan{StateDir: stateDir}
+	for k, f := range c.Faults {
+		p.Faults = append(p.Faults, PlannedFault{FaultKey: k, Fault: f})
+	}
+	return p
+}
+
+// Call is one call of a fake stage, as it logs it.
+type Call struct {
+	FaultKey
+	Attempt int       `json:"attempt"`
+	Fault   FaultKind `json:"fault,omitempty"` // what the call did; empty: answered
+}
+
+// request is the part of the stage contract's request the fake reads.
+type request struct {
+	Stage    string `json:"stage"`
+	Scope    string `json:"scope"`
+	Document struct {
+		FileName string `json:"file_name"`
+	} `json:"document"`
+	Segment *struct {
+		Index int `json:"index"`
+	} `json:"segment"`
+}
+
+func (r request) key() FaultKey {
+	k := FaultKey{Doc: r.Document.FileName, Stage: r.Stage}
+	if r.Segment != nil {
+		k.Segment = r.Segment.Index
+	}
+	return k
+}
+
+// Answer is what a fake stage answers when it does not fail: the contract
+// test expects exactly this in `show --stage`.
+func Answer(k FaultKey) json.RawMessage {
+	raw, _ := json.Marshal(map[string]any{"doc": k.Doc, "stage": k.Stage, "segment": k.Segment})
+	return raw
+}
+
+// call counts the attempt at k, decides what it does and logs it.
+func (p Plan) call(k FaultKey) (Call, error) {
+	c := Call{FaultKey: k}
+	dir := filepath.Join(p.StateDir, "attempts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return c, err
+	}
+	// A new folder per attempt: Mkdir is atomic, so concurrent calls never
+	// count the same attempt twice.
+	for c.Attempt = 1; ; c.Attempt++ {
+		err := os.Mkdir(filepath.Join(dir, fmt.Sprintf("%s_%s_%d.%d", k.Doc, k.Stage, k.Segment, c.Attempt)), 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return c, err
+		}
+	}
+	for _, f := range p.Faults {
+		if f.FaultKey == k && (!f.Kind.Transient() || c.Attempt <= f.Times) {
+			c.Fault = f.Kind
+		}
+	}
+	line, err := json.Marshal(c)
+	if err != nil {
+		return c, err
+	}
+	log, err := os.OpenFile(filepath.Join(p.StateDir, "calls.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return c, err
+	}
+	defer log.Close()
+	_, err = log.Write(append(line, '\n'))
+	return c, err
+}
+
+// ReadCalls returns every call the fake stages logged under stateDir.
+func ReadCalls(stateDir string) ([]Call, error) {
+	f, err := os.Open(filepath.Join(stateDir, "calls.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var calls []Call
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var c Call
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			return nil, fmt.Errorf("calls log: %v", err)
+		}
+		calls = append(calls, c)
+	}
+	return calls, sc.Err()
+}
+
+func readPlan(path string) (Plan, error) {
+	var p Plan
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return p, err
+	}
+	return p, json.Unmarshal(raw, &p)
+}
+
+// RunCommand is the fake command stage: argv holds the plan's path; the
+// request comes on stdin. It returns the exit status.
+func RunCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "fake stage: want the plan's path")
+		return 2
+	}
+	plan, err := readPlan(args[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "fake stage:", err)
+		return 2
+	}
+	var req request
+	if err := json.NewDecoder(stdin).Decode(&req); err != nil {
+		fmt.Fprintln(stderr, "fake stage: request:", err)
+		return 2
+	}
+	c, err := plan.call(req.key())
+	if err != nil {
+		fmt.Fprintln(stderr, "fake stage:", err)
+		return 2
+	}
+	switch c.Fault {
+	case FaultExit:
+		fmt.Fprintln(stderr, "boom")
+		return 3
+	case FaultKill:
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
+		return 1
+	case FaultMalformed:
+		fmt.Fprint(stdout, `{"not json`)
+		return 0
+	case FaultEmpty:
+		return 0
+	case FaultTempExit:
+		fmt.Fprintln(stderr, "try again")
+		return 75
+	case FaultTimeout:
+		// The runner's SIGTERM ends this.
+		time.Sleep(time.Minute)
+		return 1
+	}
+	_, _ = stdout.Write(Answer(c.FaultKey))
+	return 0
+}
+
+// Service is the fake HTTP stage: one server for many cases, each under
+// its own path prefix (/CASE/STAGE).
+type Service struct {
+	mu    sync.Mutex
+	plans map[string]Plan
+}
+
+// NewService returns a service without cases.
+func NewService() *Service { return &Service{plans: map[string]Plan{}} }
+
+// Register serves plan's faults under /id/.
+func (s *Service) Register(id string, plan Plan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.plans[id] = plan
+}
+
+// Forget stops serving id.
+func (s *Service) Forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.plans, id)
+}
+
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	s.mu.Lock()
+	plan, ok := s.plans[id]
+	s.mu.Unlock()
+	if !ok {
+		http.Error(w, "no such case", http.StatusNotFound)
+		return
+	}
+	var req request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, "request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	c, err := plan.call(req.key())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch c.Fault {
+	case FaultHTTP400:
+		http.Error(w, `{"error": "boom"}`, http.StatusBadRequest)
+	case FaultMalformed:
+		_, _ = io.WriteString(w, `{"not json`)
+	case FaultEmpty:
+	case FaultHTTP500:
+		http.Error(w, `{"error": "try again"}`, http.StatusInternalServerError)
+	case FaultHTTP429:
+		http.Error(w, `{"error": "slow down"}`, http.StatusTooManyRequests)
+	case FaultTimeout:
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	default:
+		_, _ = w.Write(Answer(c.FaultKey))
+	}
+}
