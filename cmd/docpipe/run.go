@@ -41,7 +41,7 @@ type runFlags struct {
 	cost        bool
 	prices      string       // --prices: a price file over the list prices of AI models
 	notify      *notifyFlags // where outcome events go
-	pipeline    string       // NAME[@VERSION] new documents run; "" the project's default
+	pipeline    string       // NAME[@VERSION] or a pipeline file new documents run; "" the project's default
 	web         *webFlags    // run and ingest: how URLs are fetched
 	pageImages  string       // "png": store every PDF page as an image
 }
@@ -56,7 +56,7 @@ func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.prices, "prices", "", "with --cost: a JSON price file per AI model id ({\"models\": {\"ID\": {\"input_per_1k\": x, \"output_per_1k\": y}}}) over the built-in list prices")
 	f.notify = addNotifyFlags(fs)
 	fs.StringVar(&f.pageImages, "page-images", "", "store every PDF page as an image beside its segment: png (needs pdftoppm)")
-	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME or NAME@VERSION (default: the project's, else the built-in one)")
+	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME, NAME@VERSION or a pipeline FILE, applied first (default: the project's, else the built-in one)")
 	return f
 }
 
@@ -91,6 +91,7 @@ wait for a review (docpipe review list; docpipe work goes on once decided);
 1 when any failed.`,
 		Example: `  docpipe run samples/docs
   docpipe run --json report.pdf notes.md
+  docpipe run --pipeline ./pipeline.yaml samples/docs   # apply the file, then run on it
   docpipe run samples/docs --home /tmp/dp --pdf go --cost`,
 		Args: minArgs(1, "at least one FILE or DIR"),
 	}
@@ -228,7 +229,12 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		b.Close()
 		return nil, err
 	}
-	if lp.pipeline, err = choosePipeline(ctx, b.Repo, f.project, f.pipeline); err != nil {
+	ref, err := pipelineRef(ctx, f.app, b, f.pipeline)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	if lp.pipeline, err = choosePipeline(ctx, b.Repo, f.project, ref); err != nil {
 		b.Close()
 		return nil, err
 	}
