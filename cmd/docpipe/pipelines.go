@@ -32,7 +32,7 @@ Locally versions live under --home; with --table they live in DynamoDB.`,
 		Example: `  docpipe pipeline validate samples/pipelines/*/pipeline.yaml
   docpipe pipeline apply samples/pipelines/redact/pipeline.yaml
   docpipe pipeline show redact@1`,
-		Args: cobra.NoArgs,
+		Args: commandGroupArgs,
 	}
 	cmd.AddCommand(newPipelineValidateCmd(a), newPipelineApplyCmd(a), newPipelineListCmd(a),
 		newPipelineShowCmd(a), newPipelineHistoryCmd(a), newPipelineDiffCmd(a))

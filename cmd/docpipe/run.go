@@ -74,6 +74,13 @@ type docResult struct {
 	Reused          bool     `json:"reused,omitempty"`
 }
 
+// succeeded is the one rule for a document's success: it completed and no
+// segment failed. A partial result is no success, so that a script can
+// tell it from a full one.
+func (r docResult) succeeded() bool {
+	return r.Status == string(pipeline.WorkflowCompleted) && r.FailedSegments == 0
+}
+
 func init() { addCommand(newRunCmd) }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -86,9 +93,10 @@ read as documents (pipes, sockets, devices, unreadable files, broken links)
 are listed as "not processed". A second run of the same content reports the
 earlier result without processing it again.
 
-Exit status 0 when every document completed; 3 when none failed but some
-wait for a review (docpipe review list; docpipe work goes on once decided);
-1 when any failed.`,
+Exit status 0 when every document completed with no failed segment; 1 when
+any document failed, completed with failed segments or was not processed;
+3 when none failed but some wait for a review (docpipe review list; docpipe
+work goes on once decided); 2 for a command line docpipe cannot parse.`,
 		Example: `  docpipe run samples/docs
   docpipe run --json report.pdf notes.md
   docpipe run --pipeline ./pipeline.yaml samples/docs   # apply the file, then run on it
@@ -157,6 +165,10 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 	for _, r := range results {
 		switch r.Status {
 		case string(pipeline.WorkflowCompleted):
+			if !r.succeeded() {
+				failed = true
+				fmt.Fprintf(stderr, "%s %s; %s\n", r.File, statusText(r), failureAdvice(f.home, r.WorkflowID, r.Error))
+			}
 		case string(pipeline.WorkflowWaitingReview):
 			waiting = true
 			fmt.Fprintf(stderr, "%s waiting for review (docpipe review list --home %s)\n", r.File, f.home)
@@ -476,22 +488,29 @@ func report(w io.Writer, results []docResult, asJSON bool) error {
 	return tw.Flush()
 }
 
-// statusText is the status column: the workflow status, and how many
-// segments were skipped and why, so that a document with pages nobody read
-// never passes for fully analysed.
+// statusText is the status column: the workflow status, and for a
+// completed one how many segments failed, then how many were skipped and
+// why, so that a document with pages nobody read never passes for fully
+// analysed.
 func statusText(r docResult) string {
-	if r.SkippedSegments == 0 {
-		return r.Status
+	s := r.Status
+	if r.Status == string(pipeline.WorkflowCompleted) && r.FailedSegments > 0 {
+		s += fmt.Sprintf(", %s failed", segmentCount(r.FailedSegments))
 	}
-	noun := "segments"
-	if r.SkippedSegments == 1 {
-		noun = "segment"
-	}
-	s := fmt.Sprintf("%s, %d %s skipped", r.Status, r.SkippedSegments, noun)
-	if len(r.SkippedReasons) > 0 {
-		s += ": " + strings.Join(r.SkippedReasons, "; ")
+	if r.SkippedSegments > 0 {
+		s += fmt.Sprintf(", %s skipped", segmentCount(r.SkippedSegments))
+		if len(r.SkippedReasons) > 0 {
+			s += ": " + strings.Join(r.SkippedReasons, "; ")
+		}
 	}
 	return s
+}
+
+func segmentCount(n int) string {
+	if n == 1 {
+		return "1 segment"
+	}
+	return fmt.Sprintf("%d segments", n)
 }
 
 // skipReasons lists the distinct reasons a workflow's segments were
