@@ -153,7 +153,7 @@ type PageRange struct {
 // When restricts a stage to documents whose attributes match every
 // condition given; a stage that does not match is skipped with the reason.
 type When struct {
-	Format   []string   `json:"format,omitempty"`   // extract.Format names, or "image" for any image format
+	Format   []string   `json:"format,omitempty"`   // format names or format groups (FormatGroups)
 	Language []string   `json:"language,omitempty"` // ISO 639-1 codes
 	Pages    *PageRange `json:"pages,omitempty"`
 }
@@ -163,6 +163,71 @@ const FormatImage = "image"
 
 // FormatAudio in When.Format matches every audio format the sniffer knows.
 const FormatAudio = "audio"
+
+// formatGroups are the names When.Format accepts for a kind of format, and
+// which formats belong to each.
+var formatGroups = []struct {
+	name   string
+	member func(extract.Format) bool
+}{
+	{FormatImage, extract.Format.IsImage},
+	{FormatAudio, extract.Format.IsAudio},
+}
+
+// FormatGroup returns the formats a group name stands for, in
+// extract.Formats order, and false when name is no group.
+func FormatGroup(name string) ([]string, bool) {
+	for _, g := range formatGroups {
+		if g.name != name {
+			continue
+		}
+		var out []string
+		for _, f := range extract.Formats {
+			if g.member(f) {
+				out = append(out, string(f))
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// FormatGroups are the group names When.Format accepts, in the order users
+// read them.
+func FormatGroups() []string {
+	out := make([]string, len(formatGroups))
+	for i, g := range formatGroups {
+		out[i] = g.name
+	}
+	return out
+}
+
+// WhenFormats are every value When.Format accepts: the sniffer's format
+// names, then the group names.
+func WhenFormats() []string {
+	var out []string
+	for _, f := range extract.Formats {
+		out = append(out, string(f))
+	}
+	return append(out, FormatGroups()...)
+}
+
+// ExpandFormats is the one meaning of a When.Format list: the concrete
+// formats it matches, each group name replaced by its members, sorted and
+// without duplicates. Names that are neither stay as they are (validation
+// rejects them).
+func ExpandFormats(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if members, ok := FormatGroup(n); ok {
+			out = append(out, members...)
+			continue
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // DocAttrs are what a When matches on: known once format_parser ran.
 type DocAttrs struct {
@@ -177,10 +242,7 @@ func (w *When) Matches(doc DocAttrs) (bool, string) {
 	if w == nil {
 		return true, ""
 	}
-	if len(w.Format) > 0 && !slices.ContainsFunc(w.Format, func(f string) bool {
-		return f == doc.Format || f == FormatImage && extract.Format(doc.Format).IsImage() ||
-			f == FormatAudio && extract.Format(doc.Format).IsAudio()
-	}) {
+	if len(w.Format) > 0 && !slices.Contains(ExpandFormats(w.Format), doc.Format) {
 		return false, fmt.Sprintf("format %s is not one of %s", orUnknown(doc.Format), strings.Join(w.Format, ", "))
 	}
 	if len(w.Language) > 0 && !slices.Contains(w.Language, doc.Language) {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/docpipe/docpipe/pipeline/extract"
 )
 
 // diamond: a; b and c need a; d needs b and c.
@@ -66,6 +68,59 @@ func TestContentHash(t *testing.T) {
 	d.Stages[0].TimeoutSeconds = 5
 	if d.ContentHash() == h {
 		t.Error("a changed timeout kept the hash")
+	}
+}
+
+// Every format the sniffer knows, with the group `when` puts it in ("" for
+// none): a new format fails here until it is placed.
+var formatGroupOf = map[extract.Format]string{
+	extract.FormatPDF: "", extract.FormatDOCX: "", extract.FormatHTML: "",
+	extract.FormatMarkdown: "", extract.FormatText: "", extract.FormatWebArchive: "",
+	extract.FormatPNG: FormatImage, extract.FormatJPEG: FormatImage, extract.FormatTIFF: FormatImage,
+	extract.FormatWAV: FormatAudio, extract.FormatMP3: FormatAudio, extract.FormatFLAC: FormatAudio, extract.FormatOGG: FormatAudio,
+}
+
+func TestFormatGroups(t *testing.T) {
+	t.Parallel()
+	if len(extract.Formats) != len(formatGroupOf) {
+		t.Fatalf("extract.Formats has %d formats, the table %d: place every format", len(extract.Formats), len(formatGroupOf))
+	}
+	if got, want := FormatGroups(), []string{FormatImage, FormatAudio}; !slices.Equal(got, want) {
+		t.Errorf("FormatGroups() = %v, want %v", got, want)
+	}
+	for _, group := range FormatGroups() {
+		members, ok := FormatGroup(group)
+		if !ok || len(members) == 0 {
+			t.Errorf("group %q: %v %v", group, members, ok)
+		}
+		for _, f := range extract.Formats {
+			in := slices.Contains(members, string(f))
+			if want := formatGroupOf[f] == group; in != want {
+				t.Errorf("%s in group %s: %v, want %v", f, group, in, want)
+			}
+			// The runtime's answer is the expansion's: a document of
+			// format f matches [group] exactly when f is a member.
+			if ok, _ := (&When{Format: []string{group}}).Matches(DocAttrs{Format: string(f)}); ok != in {
+				t.Errorf("when [%s] on a %s document: %v, want %v", group, f, ok, in)
+			}
+		}
+	}
+	for _, f := range extract.Formats {
+		if got := ExpandFormats([]string{string(f)}); !slices.Equal(got, []string{string(f)}) {
+			t.Errorf("ExpandFormats(%s) = %v", f, got)
+		}
+		if ok, _ := (&When{Format: []string{string(f)}}).Matches(DocAttrs{Format: string(f)}); !ok {
+			t.Errorf("when [%s] does not match a %s document", f, f)
+		}
+		if !slices.Contains(WhenFormats(), string(f)) {
+			t.Errorf("WhenFormats() lacks %s", f)
+		}
+	}
+	if _, ok := FormatGroup("pdf"); ok {
+		t.Error("pdf is a group")
+	}
+	if got, want := ExpandFormats([]string{"wav", FormatAudio, "pdf"}), []string{"flac", "mp3", "ogg", "pdf", "wav"}; !slices.Equal(got, want) {
+		t.Errorf("ExpandFormats = %v, want %v", got, want)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/docpipe/docpipe/pipeline"
-	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/statemachine/asl"
 )
 
@@ -301,7 +300,7 @@ func whenRule(w *pipeline.When, next string) *asl.ChoiceRule {
 		}
 	}
 	if len(w.Format) > 0 {
-		anyOf("format", expandFormats(w.Format))
+		anyOf("format", pipeline.ExpandFormats(w.Format))
 	}
 	if len(w.Language) > 0 {
 		anyOf("language", w.Language)
@@ -325,22 +324,6 @@ func whenRule(w *pipeline.When, next string) *asl.ChoiceRule {
 func compare(field, op string, v any) *asl.ChoiceRule {
 	p := asl.NewReferencePath("$." + docAttrsField + "." + field)
 	return &asl.ChoiceRule{Variable: &p, Operator: op, Value: v}
-}
-
-// expandFormats replaces "image" by every image format the sniffer knows.
-func expandFormats(formats []string) []string {
-	var out []string
-	for _, f := range formats {
-		if f == pipeline.FormatImage {
-			for _, img := range []extract.Format{extract.FormatPNG, extract.FormatJPEG, extract.FormatTIFF} {
-				out = append(out, string(img))
-			}
-			continue
-		}
-		out = append(out, f)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // stageTask is a stage's Task state. In local mode its resource names the

@@ -127,6 +127,36 @@ func TestSegmentStagesShareTheBatch(t *testing.T) {
 	}
 }
 
+// A format group compiles to exactly the formats the runtime matches.
+func TestWhenChoiceNamesEveryFormatOfAGroup(t *testing.T) {
+	for _, group := range pipeline.FormatGroups() {
+		def := parsePipeline(t, `
+name: when
+stages:
+  - {name: segment_analyzer, run: {builtin: segment_analyzer}}
+  - name: grouped
+    needs: [segment_analyzer]
+    run: {builtin: graph_builder}
+    when: {format: [`+group+`]}
+`)
+		sm := generateParsed(t, def, ModeLocal)
+		choice := sm.States.ByName[whenStateName("grouped")].(*asl.Choice)
+		var got []string
+		rules := choice.Choices[0].Or
+		if rules == nil {
+			rules = []*asl.ChoiceRule{choice.Choices[0]}
+		}
+		for _, r := range rules {
+			got = append(got, r.Value.(string))
+		}
+		want, _ := pipeline.FormatGroup(group)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("when [%s] compiles to %v, want %v", group, got, want)
+		}
+	}
+}
+
 // A `when` compiles to a Choice on the attributes format_parser keeps at
 // $.doc; the default branch records the stage as skipped.
 func TestWhenCompilesToAChoice(t *testing.T) {

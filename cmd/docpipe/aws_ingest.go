@@ -21,7 +21,7 @@ import (
 type awsIngest struct {
 	*app
 	prefix   string // key prefix uploads go under
-	pipeline string // NAME[@VERSION] new documents run ("": the project's)
+	pipeline string // NAME[@VERSION] or a pipeline file new documents run ("": the project's)
 }
 
 // open opens the deployment, after checking that it is fully named.
@@ -54,7 +54,11 @@ func (a awsIngest) ingest(ctx context.Context, files []string) ([]ingestResult, 
 	if err := ig.EnsureProject(ctx, a.project, a.project); err != nil {
 		return nil, err
 	}
-	chosen, err := choosePipeline(ctx, b.Repo, a.project, a.pipeline)
+	ref, err := pipelineRef(ctx, a.app, b, a.pipeline)
+	if err != nil {
+		return nil, err
+	}
+	chosen, err := choosePipeline(ctx, b.Repo, a.project, ref)
 	if err != nil {
 		return nil, err
 	}

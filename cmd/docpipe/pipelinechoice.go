@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 )
@@ -56,4 +60,85 @@ func choosePipeline(ctx context.Context, repo *pipeline.Repository, projectID, r
 		return chosenPipeline{}, notFoundHint(err, fmt.Sprintf("pipeline %s@%d", name, version), listHint)
 	}
 	return chosenPipeline{name: name, version: version, def: def}, nil
+}
+
+// appliedPipeline is the stored version a pipeline file's content is.
+type appliedPipeline struct {
+	name         string
+	version      int
+	created      bool   // false: the content was stored already
+	stateMachine string // on AWS, the version's state machine
+}
+
+// String is what apply prints: NAME@VERSION (new) or (unchanged).
+func (p appliedPipeline) String() string {
+	what := "unchanged"
+	if p.created {
+		what = "new"
+	}
+	if p.stateMachine != "" {
+		what += ", state machine " + p.stateMachine
+	}
+	return fmt.Sprintf("%s@%d (%s)", p.name, p.version, what)
+}
+
+// applyPipelineFile validates a pipeline file for where it will run and
+// stores it as its pipeline's next version; content equal to the current
+// version stores nothing and gives that version. On AWS the version's
+// state machine is deployed too. Problems with the file are printed, every
+// one at its file:line, and end the command with exit status 1.
+func applyPipelineFile(ctx context.Context, a *app, b *backend.Backend, path string) (appliedPipeline, error) {
+	target := pipelinefile.TargetEmbedded
+	if a.onAWS() {
+		target = pipelinefile.TargetAWS
+	}
+	def, err := loadPipeline(path, target)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		return appliedPipeline{}, exitError{1}
+	}
+	v, created, err := b.Repo.ApplyPipeline(ctx, def)
+	if err != nil {
+		return appliedPipeline{}, err
+	}
+	applied := appliedPipeline{name: def.Name, version: v, created: created}
+	if a.onAWS() {
+		if applied.stateMachine, err = deployPipelineVersion(ctx, a, b, def, v); err != nil {
+			return appliedPipeline{}, err
+		}
+	}
+	return applied, nil
+}
+
+// isPipelineFile tells a --pipeline value that is a file from a NAME or
+// NAME@VERSION: a file that exists, or a name with a pipeline file's
+// extension (which no pipeline name has), so a mistyped path says the
+// file is missing rather than that no such pipeline is stored.
+func isPipelineFile(ref string) bool {
+	switch strings.ToLower(filepath.Ext(ref)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	info, err := os.Stat(ref)
+	return err == nil && info.Mode().IsRegular()
+}
+
+// pipelineRef turns a --pipeline value into what choosePipeline takes: a
+// pipeline file is applied, its NAME@VERSION announced (on stderr under
+// --json, which keeps stdout to JSON) and returned; anything else is
+// returned as it is.
+func pipelineRef(ctx context.Context, a *app, b *backend.Backend, ref string) (string, error) {
+	if ref == "" || !isPipelineFile(ref) {
+		return ref, nil
+	}
+	applied, err := applyPipelineFile(ctx, a, b, ref)
+	if err != nil {
+		return "", err
+	}
+	out := a.stdout
+	if a.jsonOut {
+		out = a.stderr
+	}
+	fmt.Fprintln(out, applied)
+	return fmt.Sprintf("%s@%d", applied.name, applied.version), nil
 }

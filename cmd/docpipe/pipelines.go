@@ -32,7 +32,7 @@ Locally versions live under --home; with --table they live in DynamoDB.`,
 		Example: `  docpipe pipeline validate samples/pipelines/*/pipeline.yaml
   docpipe pipeline apply samples/pipelines/redact/pipeline.yaml
   docpipe pipeline show redact@1`,
-		Args: cobra.NoArgs,
+		Args: commandGroupArgs,
 	}
 	cmd.AddCommand(newPipelineValidateCmd(a), newPipelineApplyCmd(a), newPipelineListCmd(a),
 		newPipelineShowCmd(a), newPipelineHistoryCmd(a), newPipelineDiffCmd(a))
@@ -95,36 +95,16 @@ is recorded on the version, and documents of the pipeline start on it.`,
   docpipe pipeline apply --table T --bucket B --state-machine ARN pipeline.yaml`,
 		Args: exactArgs(1, "one pipeline FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			target := pipelinefile.TargetEmbedded
-			if a.onAWS() {
-				target = pipelinefile.TargetAWS
-			}
-			def, err := loadPipeline(args[0], target)
-			if err != nil {
-				fmt.Fprintln(a.stderr, err)
-				return exitError{1}
-			}
 			b, err := a.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer b.Close()
-			v, created, err := b.Repo.ApplyPipeline(cmd.Context(), def)
+			applied, err := applyPipelineFile(cmd.Context(), a, b, args[0])
 			if err != nil {
 				return err
 			}
-			what := "unchanged"
-			if created {
-				what = "new"
-			}
-			if a.onAWS() {
-				arn, err := deployPipelineVersion(cmd.Context(), a, b, def, v)
-				if err != nil {
-					return err
-				}
-				what += ", state machine " + arn
-			}
-			fmt.Fprintf(a.stdout, "%s@%d (%s)\n", def.Name, v, what)
+			fmt.Fprintln(a.stdout, applied)
 			return nil
 		},
 	}

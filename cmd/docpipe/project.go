@@ -23,7 +23,7 @@ its workflows: language, a free-text document prompt, OCR settings and the
 pipeline its documents run when none is named.`,
 		Example: `  docpipe project create contracts --name "Supplier contracts" --language de --pipeline redact
   docpipe project set contracts ocr.languages=deu,eng prompt="Supplier contracts from 2020 on"`,
-		Args: cobra.NoArgs,
+		Args: commandGroupArgs,
 	}
 	cmd.AddCommand(newProjectCreateCmd(a), newProjectShowCmd(a), newProjectSetCmd(a))
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract"
 )
 
 // readmeCommands returns every docpipe command line in README.md's fenced
@@ -288,5 +292,35 @@ func TestSynopsisVariants(t *testing.T) {
 	want = [][]string{strings.Fields("completion bash --pdf auto"), strings.Fields("completion zsh --pdf auto")}
 	if !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// README names the formats a stage's `when` takes, and what each group
+// stands for, exactly as the function that expands them does.
+func TestREADMEWhenFormats(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := func(names []string) string {
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = "`" + n + "`"
+		}
+		return strings.Join(quoted, ", ")
+	}
+	var formats []string
+	for _, f := range extract.Formats {
+		formats = append(formats, string(f))
+	}
+	var groups []string
+	for _, g := range pipeline.FormatGroups() {
+		members, _ := pipeline.FormatGroup(g)
+		groups = append(groups, fmt.Sprintf("`%s` (%s)", g, code(members)))
+	}
+	want := fmt.Sprintf("`format` takes the formats the sniffer names, %s, and the groups %s.", code(formats), strings.Join(groups, " and "))
+	if readme := strings.Join(strings.Fields(string(data)), " "); !strings.Contains(readme, want) {
+		t.Errorf("README's \"When\" paragraph should read:\n%s", want)
 	}
 }

@@ -69,7 +69,7 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 	if err := report(stdout, []docResult{r}, f.jsonOut); err != nil {
 		return err
 	}
-	if r.Status != string(pipeline.WorkflowCompleted) {
+	if !r.succeeded() {
 		return exitError{1}
 	}
 	return nil

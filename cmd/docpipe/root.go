@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -111,14 +112,11 @@ table is named (--table or ` + backend.EnvTable + `): then they work on AWS.`,
 		Version:       buildVersion(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				cmd.SetOut(a.stderr)
-				_ = cmd.Usage()
-				return exitError{2}
-			}
-			return usageErrorf("unknown command %q", args[0])
+		Args:          commandGroupArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(a.stderr)
+			_ = cmd.Usage()
+			return exitError{2}
 		},
 	}
 	root.SetOut(a.stdout)
@@ -153,6 +151,46 @@ table is named (--table or ` + backend.EnvTable + `): then they work on AWS.`,
 		}
 	}
 	return root
+}
+
+// commandGroupArgs are the arguments of a command that groups others
+// (docpipe, docpipe pipeline, ...): none, for a word after it names a
+// command of the group, and one that is none is a usage error.
+func commandGroupArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which it sets only on its own path
+	}
+	if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+		msg += "; did you mean " + strings.Join(near, " or ") + "?"
+	}
+	return usageError{errors.New(msg)}
+}
+
+// unknownCommand checks that args name an existing command. cobra answers
+// --help before it checks arguments, so `docpipe export --help` would print
+// the root's help and succeed; the words are checked on a tree of their
+// own, which parsing the flags leaves the real one untouched by.
+// It returns the group the unknown word follows, for the usage hint.
+func unknownCommand(args []string) (*cobra.Command, error) {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return nil, nil // shell completion, which cobra adds when it runs
+	}
+	probe := newRootCmd(&app{stdout: io.Discard, stderr: io.Discard})
+	probe.InitDefaultHelpCmd()
+	cmd, rest, err := probe.Find(args)
+	if err != nil || !cmd.HasSubCommands() {
+		return nil, nil // a command's own arguments are its business
+	}
+	cmd.InitDefaultHelpFlag() // cobra adds these as it runs
+	cmd.InitDefaultVersionFlag()
+	if err := cmd.ParseFlags(rest); err != nil {
+		return nil, nil // reported as the command runs
+	}
+	return cmd, cmd.ValidateArgs(cmd.Flags().Args())
 }
 
 // exactArgs is cobra.ExactArgs reported as a usage error.
@@ -241,7 +279,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func runApp(ctx context.Context, a *app, args []string) error {
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
+	cmd, err := unknownCommand(args)
+	if err == nil {
+		cmd, err = root.ExecuteContextC(ctx)
+	}
 	var ee exitError
 	var ue usageError
 	switch {

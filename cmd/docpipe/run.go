@@ -41,7 +41,7 @@ type runFlags struct {
 	cost        bool
 	prices      string       // --prices: a price file over the list prices of AI models
 	notify      *notifyFlags // where outcome events go
-	pipeline    string       // NAME[@VERSION] new documents run; "" the project's default
+	pipeline    string       // NAME[@VERSION] or a pipeline file new documents run; "" the project's default
 	web         *webFlags    // run and ingest: how URLs are fetched
 	pageImages  string       // "png": store every PDF page as an image
 }
@@ -56,7 +56,7 @@ func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.prices, "prices", "", "with --cost: a JSON price file per AI model id ({\"models\": {\"ID\": {\"input_per_1k\": x, \"output_per_1k\": y}}}) over the built-in list prices")
 	f.notify = addNotifyFlags(fs)
 	fs.StringVar(&f.pageImages, "page-images", "", "store every PDF page as an image beside its segment: png (needs pdftoppm)")
-	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME or NAME@VERSION (default: the project's, else the built-in one)")
+	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME, NAME@VERSION or a pipeline FILE, applied first (default: the project's, else the built-in one)")
 	return f
 }
 
@@ -74,6 +74,13 @@ type docResult struct {
 	Reused          bool     `json:"reused,omitempty"`
 }
 
+// succeeded is the one rule for a document's success: it completed and no
+// segment failed. A partial result is no success, so that a script can
+// tell it from a full one.
+func (r docResult) succeeded() bool {
+	return r.Status == string(pipeline.WorkflowCompleted) && r.FailedSegments == 0
+}
+
 func init() { addCommand(newRunCmd) }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -86,11 +93,13 @@ read as documents (pipes, sockets, devices, unreadable files, broken links)
 are listed as "not processed". A second run of the same content reports the
 earlier result without processing it again.
 
-Exit status 0 when every document completed; 3 when none failed but some
-wait for a review (docpipe review list; docpipe work goes on once decided);
-1 when any failed.`,
+Exit status 0 when every document completed with no failed segment; 1 when
+any document failed, completed with failed segments or was not processed;
+3 when none failed but some wait for a review (docpipe review list; docpipe
+work goes on once decided); 2 for a command line docpipe cannot parse.`,
 		Example: `  docpipe run samples/docs
   docpipe run --json report.pdf notes.md
+  docpipe run --pipeline ./pipeline.yaml samples/docs   # apply the file, then run on it
   docpipe run samples/docs --home /tmp/dp --pdf go --cost`,
 		Args: minArgs(1, "at least one FILE or DIR"),
 	}
@@ -156,6 +165,10 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 	for _, r := range results {
 		switch r.Status {
 		case string(pipeline.WorkflowCompleted):
+			if !r.succeeded() {
+				failed = true
+				fmt.Fprintf(stderr, "%s %s; %s\n", r.File, statusText(r), failureAdvice(f.home, r.WorkflowID, r.Error))
+			}
 		case string(pipeline.WorkflowWaitingReview):
 			waiting = true
 			fmt.Fprintf(stderr, "%s waiting for review (docpipe review list --home %s)\n", r.File, f.home)
@@ -228,7 +241,12 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		b.Close()
 		return nil, err
 	}
-	if lp.pipeline, err = choosePipeline(ctx, b.Repo, f.project, f.pipeline); err != nil {
+	ref, err := pipelineRef(ctx, f.app, b, f.pipeline)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	if lp.pipeline, err = choosePipeline(ctx, b.Repo, f.project, ref); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -470,22 +488,29 @@ func report(w io.Writer, results []docResult, asJSON bool) error {
 	return tw.Flush()
 }
 
-// statusText is the status column: the workflow status, and how many
-// segments were skipped and why, so that a document with pages nobody read
-// never passes for fully analysed.
+// statusText is the status column: the workflow status, and for a
+// completed one how many segments failed, then how many were skipped and
+// why, so that a document with pages nobody read never passes for fully
+// analysed.
 func statusText(r docResult) string {
-	if r.SkippedSegments == 0 {
-		return r.Status
+	s := r.Status
+	if r.Status == string(pipeline.WorkflowCompleted) && r.FailedSegments > 0 {
+		s += fmt.Sprintf(", %s failed", segmentCount(r.FailedSegments))
 	}
-	noun := "segments"
-	if r.SkippedSegments == 1 {
-		noun = "segment"
-	}
-	s := fmt.Sprintf("%s, %d %s skipped", r.Status, r.SkippedSegments, noun)
-	if len(r.SkippedReasons) > 0 {
-		s += ": " + strings.Join(r.SkippedReasons, "; ")
+	if r.SkippedSegments > 0 {
+		s += fmt.Sprintf(", %s skipped", segmentCount(r.SkippedSegments))
+		if len(r.SkippedReasons) > 0 {
+			s += ": " + strings.Join(r.SkippedReasons, "; ")
+		}
 	}
 	return s
+}
+
+func segmentCount(n int) string {
+	if n == 1 {
+		return "1 segment"
+	}
+	return fmt.Sprintf("%d segments", n)
 }
 
 // skipReasons lists the distinct reasons a workflow's segments were

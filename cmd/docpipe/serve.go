@@ -66,6 +66,10 @@ func serve(ctx context.Context, f *runFlags, listen, token string, ready func(ad
 	var worker func(context.Context) error
 	opts := dashboard.Options{Token: token, Project: f.project, Logger: logger}
 	if f.onAWS() {
+		if f.pipeline != "" {
+			// Uploads on AWS start on the deployment's state machine.
+			return usageErrorf("--pipeline works with serve on this machine only; on AWS apply the pipeline and set it on the project (docpipe project set ID pipeline=NAME@VERSION)")
+		}
 		ai := awsIngest{app: f.app}
 		b, clients, err := ai.open(ctx)
 		if err != nil {

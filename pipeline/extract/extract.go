@@ -4,7 +4,10 @@
 // that a bad file fails its workflow with a readable, correctly named reason.
 package extract
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Format is a document format recognised from its bytes.
 type Format string
@@ -27,6 +30,14 @@ const (
 	FormatFLAC Format = "flac"
 	FormatOGG  Format = "ogg"
 )
+
+// Formats are every format the sniffer recognises, in the order users read
+// them.
+var Formats = []Format{
+	FormatPDF, FormatDOCX, FormatHTML, FormatMarkdown, FormatText,
+	FormatPNG, FormatJPEG, FormatTIFF, FormatWebArchive,
+	FormatWAV, FormatMP3, FormatFLAC, FormatOGG,
+}
 
 // MIMEType returns the format's MIME type.
 func (f Format) MIMEType() string {
@@ -61,13 +72,12 @@ func (f Format) MIMEType() string {
 	return "application/octet-stream"
 }
 
-// IsImage reports whether the format is a raster image (OCR only).
-func (f Format) IsImage() bool { return f == FormatPNG || f == FormatJPEG || f == FormatTIFF }
+// IsImage reports whether the format is a raster image (OCR only): its
+// MIME type says so, so a new image format needs no second list.
+func (f Format) IsImage() bool { return strings.HasPrefix(f.MIMEType(), "image/") }
 
 // IsAudio reports whether the format is sound (transcription only).
-func (f Format) IsAudio() bool {
-	return f == FormatWAV || f == FormatMP3 || f == FormatFLAC || f == FormatOGG
-}
+func (f Format) IsAudio() bool { return strings.HasPrefix(f.MIMEType(), "audio/") }
 
 // Unit is one page (paged formats) or section (flowing text) of extracted
 // text, in document order.

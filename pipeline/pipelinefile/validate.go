@@ -14,7 +14,6 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/childenv"
-	"github.com/docpipe/docpipe/pipeline/extract"
 )
 
 // Target is where a pipeline will run; some stages are possible only on one.
@@ -36,16 +35,6 @@ var (
 	stageName    = regexp.MustCompile(`^[a-z0-9_]+$`)
 	languageCode = regexp.MustCompile(`^[a-z]{2}$`)
 )
-
-// Formats are the values When.Format accepts: the sniffer's format names,
-// "image" for any image and "audio" for any sound file.
-var Formats = []string{
-	string(extract.FormatPDF), string(extract.FormatDOCX), string(extract.FormatHTML),
-	string(extract.FormatMarkdown), string(extract.FormatText), pipeline.FormatImage,
-	string(extract.FormatPNG), string(extract.FormatJPEG), string(extract.FormatTIFF),
-	pipeline.FormatAudio, string(extract.FormatWAV), string(extract.FormatMP3),
-	string(extract.FormatFLAC), string(extract.FormatOGG),
-}
 
 // Validate checks def for target and returns every problem as Problems,
 // each at its file and line when def was read from a file.
@@ -382,8 +371,8 @@ func (v *validator) when(i int, st pipeline.Stage) {
 		v.at(i, "when", "when has no conditions (format, language, pages)")
 	}
 	for _, f := range w.Format {
-		if !slices.Contains(Formats, f) {
-			v.at(i, "when", "unknown format %q (want one of %s)", f, strings.Join(Formats, ", "))
+		if formats := pipeline.WhenFormats(); !slices.Contains(formats, f) {
+			v.at(i, "when", "unknown format %q (want one of %s)", f, strings.Join(formats, ", "))
 		}
 	}
 	for _, l := range w.Language {

@@ -203,7 +203,7 @@ name: My Pipeline`, TargetEmbedded,
   - name: a
     run: {builtin: graph_builder}
     when: {format: [pdf, xlsx], language: [english], pages: {min: 10, max: 2}}`, TargetEmbedded,
-			"p.yaml:5: stage \"a\": unknown format \"xlsx\" (want one of pdf, docx, html, markdown, text, image, png, jpeg, tiff, audio, wav, mp3, flac, ogg)\n" +
+			"p.yaml:5: stage \"a\": unknown format \"xlsx\" (want one of pdf, docx, html, markdown, text, png, jpeg, tiff, warc, wav, mp3, flac, ogg, image, audio)\n" +
 				"p.yaml:5: stage \"a\": language \"english\" is not an ISO 639-1 code such as en\n" +
 				`p.yaml:5: stage "a": pages min 10 is more than max 2`},
 		{"http scheme", `

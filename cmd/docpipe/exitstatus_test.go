@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A document that completes with a failed segment is a partial result:
+// run says how many failed and exits 1, so a script can tell it from a
+// full one.
+func TestRunExitsOneOnFailedSegments(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	script := "#!/bin/sh\nread -r req\ncase \"$req\" in *'\"segment\":{\"index\":2,'*) echo boom >&2; exit 3;; esac\necho '{}'\n"
+	if err := os.WriteFile(filepath.Join(dir, "fail-second.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "pipeline.yaml")
+	if err := os.WriteFile(file, []byte(`name: fail-second
+stages:
+  - name: check
+    scope: segment
+    needs: [segment_builder]
+    run: {command: [./fail-second.sh]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(dir, "three.md")
+	if err := os.WriteFile(doc, []byte("# One\n\nFirst part.\n\n# Two\n\nSecond part.\n\n# Three\n\nThird part.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := cliAll("run", doc, "--pipeline", file, "--home", home, "--progress", "none")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(stdout, "completed, 1 segment failed") {
+		t.Errorf("the table does not say a segment failed:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "three.md completed, 1 segment failed; after fixing the cause: docpipe rerun") {
+		t.Errorf("stderr does not say what to do:\n%s", stderr)
+	}
+	out, _, code := cliAll("run", doc, "--pipeline", "fail-second", "--json", "--home", home, "--progress", "none")
+	r := decodeLines[docResult](t, out)[0]
+	if code != 1 || r.Status != "completed" || r.FailedSegments != 1 {
+		t.Errorf("--json, exit %d: %+v", code, r)
+	}
+	// A re-run that fails the segment again is no success either.
+	want(t, 1, []string{"completed, 1 segment failed"}, "rerun", r.WorkflowID, "--home", home, "--progress", "none")
+}
+
+func TestStatusTextNamesFailedThenSkippedSegments(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		r    docResult
+		want string
+	}{
+		{docResult{Status: "completed"}, "completed"},
+		{docResult{Status: "completed", FailedSegments: 2}, "completed, 2 segments failed"},
+		{docResult{Status: "completed", FailedSegments: 1, SkippedSegments: 3, SkippedReasons: []string{"no OCR"}}, "completed, 1 segment failed, 3 segments skipped: no OCR"},
+		{docResult{Status: "failed", FailedSegments: 4}, "failed"},
+	} {
+		if got := statusText(c.r); got != c.want {
+			t.Errorf("statusText(%+v) = %q, want %q", c.r, got, c.want)
+		}
+		if ok := c.r.succeeded(); ok != (c.r.Status == "completed" && c.r.FailedSegments == 0) {
+			t.Errorf("%+v succeeded: %v", c.r, ok)
+		}
+	}
+}
+
+// An unknown command is a usage error, also when help is asked for: cobra
+// alone would print the root's help and exit 0.
+func TestUnknownCommandsFailEvenWithHelp(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"export", "--help"}, `unknown command "export" for "docpipe"`},
+		{[]string{"export"}, `unknown command "export" for "docpipe"`},
+		{[]string{"--help", "export"}, `unknown command "export" for "docpipe"`},
+		{[]string{"stauts", "-h"}, `unknown command "stauts" for "docpipe"; did you mean status?`},
+		{[]string{"pipeline", "frob", "--help"}, `unknown command "frob" for "docpipe pipeline"`},
+		{[]string{"pipeline", "--home", t.TempDir(), "frob"}, `unknown command "frob" for "docpipe pipeline"`},
+		{[]string{"project", "frob"}, `unknown command "frob" for "docpipe project"`},
+	} {
+		stdout, stderr, code := cliAll(c.args...)
+		if code != 2 || !strings.Contains(stderr, c.msg) || stdout != "" {
+			t.Errorf("docpipe %s: exit %d, want 2 and %q\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), code, c.msg, stdout, stderr)
+		}
+	}
+	if _, stderr, _ := cliAll("pipeline", "frob"); !strings.Contains(stderr, "Run 'docpipe pipeline --help'") {
+		t.Errorf("the hint does not name the group:\n%s", stderr)
+	}
+	// Known commands keep their help.
+	for _, args := range [][]string{{"--help"}, {"pipeline", "--help"}, {"pipeline", "apply", "--help"}, {"events", "--help"}, {"completion", "bash", "--help"}} {
+		if out, stderr, code := cliAll(args...); code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("docpipe %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
+		}
+	}
+}
