@@ -103,6 +103,12 @@ type Limits struct {
 	MaxPages             int   // pages of a PDF (or sections of flowing text)
 	MaxDecompressedBytes int64 // total uncompressed size of a zip-based file
 	MaxSectionChars      int   // target size of one section of flowing text
+	// A PDF page's drawing instructions, decompressed: one content
+	// stream, and everything one page runs (its streams and each form it
+	// draws, counted every time it is drawn). Pure-Go backend only.
+	MaxContentStreamBytes int64
+	MaxPageContentBytes   int64
+	MaxPageGlyphs         int // characters drawn on one PDF page (pure-Go backend)
 }
 
 // DefaultLimits are generous for real documents and stop abuse early.
@@ -111,6 +117,11 @@ var DefaultLimits = Limits{
 	MaxPages:             50_000,
 	MaxDecompressedBytes: 1 << 30,
 	MaxSectionChars:      4_000,
+	// A text-dense page draws about 5,000 glyphs from well under 1 MB of
+	// instructions; large vector drawings reach tens of MB.
+	MaxContentStreamBytes: 64 << 20,
+	MaxPageContentBytes:   256 << 20,
+	MaxPageGlyphs:         500_000,
 }
 
 // WithDefaults fills zero fields from DefaultLimits.
@@ -126,6 +137,15 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxSectionChars <= 0 {
 		l.MaxSectionChars = DefaultLimits.MaxSectionChars
+	}
+	if l.MaxContentStreamBytes <= 0 {
+		l.MaxContentStreamBytes = DefaultLimits.MaxContentStreamBytes
+	}
+	if l.MaxPageContentBytes <= 0 {
+		l.MaxPageContentBytes = DefaultLimits.MaxPageContentBytes
+	}
+	if l.MaxPageGlyphs <= 0 {
+		l.MaxPageGlyphs = DefaultLimits.MaxPageGlyphs
 	}
 	return l
 }

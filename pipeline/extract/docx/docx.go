@@ -28,6 +28,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
@@ -175,6 +176,7 @@ func parse(r io.Reader, out blockSink) error {
 		case xml.CharData:
 			if p.inText > 0 && len(p.paras) > 0 {
 				p.top().sb.Write(t)
+				p.bound()
 			}
 		}
 		if err := out.failed(); err != nil {
@@ -198,6 +200,39 @@ func xmlError(err error) error {
 }
 
 func (p *parser) top() *para { return p.paras[len(p.paras)-1] }
+
+// maxParagraphBytes bounds the text a paragraph holds: a longer one goes
+// out in blocks of about this size, each as if it were a paragraph (one in
+// a table cell leaves the table), so that a paragraph of 100 MB costs no
+// more than many small ones. Real paragraphs stay far below: a page holds
+// about 4 KB.
+const maxParagraphBytes = 64 << 10
+
+// bound sends the text of the innermost paragraph, past
+// maxParagraphBytes, out in blocks of its own, each cut at white space
+// (or between characters) so that no word is split; the rest stays.
+func (p *parser) bound() {
+	para := p.top()
+	if para.sb.Len() < maxParagraphBytes {
+		return
+	}
+	s := para.sb.String()
+	for len(s) >= maxParagraphBytes {
+		cut := strings.LastIndexAny(s[:maxParagraphBytes], " \t\n")
+		if cut <= 0 {
+			cut = maxParagraphBytes
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+		}
+		if text := clean(s[:cut]); text != "" {
+			p.out.block(text, para.heading)
+		}
+		s = s[cut:]
+	}
+	para.sb = strings.Builder{}
+	para.sb.WriteString(s)
+}
 
 func (p *parser) inCell() bool { return len(p.tables) > 0 && p.tables[len(p.tables)-1].inCell }
 

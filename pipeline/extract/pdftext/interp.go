@@ -1,17 +1,22 @@
 package pdftext
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
+
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
 // The library's Page.Content re-parses the font dictionary (with its
 // /Widths array) on every Tf and looks widths up through the object model
 // for every glyph; on generated documents that halves throughput. This
-// interpreter runs the same content streams through the library's exported
-// Interpret with fonts parsed once per document, applies word spacing
+// interpreter reads content streams itself (content.go), within the
+// page's limits, parses fonts once per document, applies word spacing
 // (Tw) that the library ignores, and follows form XObjects, where many
 // producers put their text.
 
@@ -36,13 +41,13 @@ func (m affine) translate(tx, ty float64) affine {
 	return m
 }
 
-func matrixArgs(args []pdf.Value) (affine, bool) {
+func matrixArgs(args []operand) (affine, bool) {
 	if len(args) != 6 {
 		return identity, false
 	}
 	var m affine
 	for i, a := range args {
-		m[i] = a.Float64()
+		m[i] = a.num
 	}
 	return m, true
 }
@@ -175,16 +180,35 @@ type interpreter struct {
 	fonts  *fontCache
 	glyphs []glyph
 	layout layout
+	limits extract.Limits
+	budget *budget
+	err    error // a limit passed: the page, and the document, fail
+	// One scanner per form depth, reused from stream to stream.
+	scanners [maxFormDepth + 1]scanner
 }
 
-func (in *interpreter) page(p pdf.Value) []glyph {
+func newInterpreter(limits extract.Limits) *interpreter {
+	limits = limits.WithDefaults()
+	return &interpreter{fonts: newFontCache(), limits: limits}
+}
+
+// page returns the page's glyphs, or a TooLargeError when the page is over
+// a limit.
+func (in *interpreter) page(p pdf.Value) ([]glyph, error) {
+	// A page near the glyph limit leaves a large buffer; the next pages
+	// need a fraction of it.
+	if cap(in.glyphs) > 1<<16 {
+		in.glyphs = nil
+	}
 	in.glyphs = in.glyphs[:0]
+	in.err = nil
+	in.budget = newBudget(in.limits.MaxPageContentBytes, in.limits.MaxContentStreamBytes)
 	contents := p.Key("Contents")
 	if contents.Kind() == pdf.Null {
-		return nil
+		return nil, nil
 	}
 	in.run(contents, inherited(p, "Resources"), identity, 0)
-	return in.glyphs
+	return in.glyphs, in.err
 }
 
 // inherited finds a page attribute on the page or its ancestors.
@@ -201,116 +225,129 @@ func inherited(p pdf.Value, key string) pdf.Value {
 func (in *interpreter) run(strm, res pdf.Value, ctm affine, depth int) {
 	g := textState{ctm: ctm, tm: identity, tlm: identity, th: 1}
 	var stack []textState
-	pdf.Interpret(strm, func(stk *pdf.Stack, op string) {
-		n := stk.Len()
-		args := make([]pdf.Value, n)
-		for i := n - 1; i >= 0; i-- {
-			args[i] = stk.Pop()
+	sc := &in.scanners[depth]
+	sc.reset(contentReader(strm, in.budget))
+	for in.err == nil {
+		op, ok := sc.next()
+		if !ok {
+			break
 		}
-		arg := func(i int) float64 {
-			if i < len(args) {
-				return args[i].Float64()
-			}
-			return 0
+		in.do(op, sc.operands, &g, &stack, res, depth)
+	}
+	var tooLarge *steperr.TooLargeError
+	if errors.As(sc.err, &tooLarge) && in.err == nil {
+		in.err = sc.err
+	}
+}
+
+// do runs one operator.
+func (in *interpreter) do(op string, args []operand, gp *textState, stack *[]textState, res pdf.Value, depth int) {
+	g := *gp
+	defer func() { *gp = g }()
+	arg := func(i int) float64 {
+		if i < len(args) {
+			return args[i].num
 		}
-		switch op {
-		case "q":
-			if len(stack) < 1024 {
-				stack = append(stack, g)
-			}
-		case "Q":
-			if len(stack) > 0 {
-				g = stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-			}
-		case "cm":
-			if m, ok := matrixArgs(args); ok {
-				g.ctm = m.mul(g.ctm)
-			}
-		case "BT":
-			g.tm, g.tlm = identity, identity
-		case "Tc":
-			g.tc = arg(0)
-		case "Tw":
-			g.tw = arg(0)
-		case "Tz":
-			g.th = arg(0) / 100
-		case "TL":
-			g.tl = arg(0)
-		case "Ts":
-			g.ts = arg(0)
-		case "Tf":
-			if len(args) == 2 {
-				g.font = in.fonts.font(res, args[0].Name())
-				g.tfs = args[1].Float64()
-			}
-		case "Td":
-			g.tlm = g.tlm.translate(arg(0), arg(1))
-			g.tm = g.tlm
-		case "TD":
-			g.tl = -arg(1)
-			g.tlm = g.tlm.translate(arg(0), arg(1))
-			g.tm = g.tlm
-		case "Tm":
-			if m, ok := matrixArgs(args); ok {
-				g.tm, g.tlm = m, m
-			}
-		case "T*":
-			g.tlm = g.tlm.translate(0, -g.tl)
-			g.tm = g.tlm
-		case "Tj":
-			if len(args) == 1 {
-				in.show(&g, args[0].RawString())
-			}
-		case "'", "\"":
-			if op == "\"" && len(args) == 3 {
-				g.tw, g.tc = arg(0), arg(1)
-				args = args[2:]
-			}
-			g.tlm = g.tlm.translate(0, -g.tl)
-			g.tm = g.tlm
-			if len(args) == 1 {
-				in.show(&g, args[0].RawString())
-			}
-		case "TJ":
-			if len(args) != 1 {
-				return
-			}
-			for i := range args[0].Len() {
-				x := args[0].Index(i)
-				if x.Kind() == pdf.String {
-					in.show(&g, x.RawString())
-				} else {
-					g.tm = g.tm.translate(-x.Float64()/1000*g.tfs*g.th, 0)
-				}
-			}
-		case "Do":
-			if len(args) != 1 || depth >= maxFormDepth {
-				return
-			}
-			xo := res.Key("XObject").Key(args[0].Name())
-			if xo.Key("Subtype").Name() != "Form" {
-				return
-			}
-			m := identity
-			if mv := xo.Key("Matrix"); mv.Len() == 6 {
-				for i := range 6 {
-					m[i] = mv.Index(i).Float64()
-				}
-			}
-			formRes := xo.Key("Resources")
-			if formRes.IsNull() {
-				formRes = res
-			}
-			in.run(xo, formRes, m.mul(g.ctm), depth+1)
+		return 0
+	}
+	switch op {
+	case "q":
+		if len(*stack) < 1024 {
+			*stack = append(*stack, g)
 		}
-	})
+	case "Q":
+		if n := len(*stack); n > 0 {
+			g = (*stack)[n-1]
+			*stack = (*stack)[:n-1]
+		}
+	case "cm":
+		if m, ok := matrixArgs(args); ok {
+			g.ctm = m.mul(g.ctm)
+		}
+	case "BT":
+		g.tm, g.tlm = identity, identity
+	case "Tc":
+		g.tc = arg(0)
+	case "Tw":
+		g.tw = arg(0)
+	case "Tz":
+		g.th = arg(0) / 100
+	case "TL":
+		g.tl = arg(0)
+	case "Ts":
+		g.ts = arg(0)
+	case "Tf":
+		if len(args) == 2 && args[0].kind == opName {
+			g.font = in.fonts.font(res, args[0].str)
+			g.tfs = args[1].num
+		}
+	case "Td":
+		g.tlm = g.tlm.translate(arg(0), arg(1))
+		g.tm = g.tlm
+	case "TD":
+		g.tl = -arg(1)
+		g.tlm = g.tlm.translate(arg(0), arg(1))
+		g.tm = g.tlm
+	case "Tm":
+		if m, ok := matrixArgs(args); ok {
+			g.tm, g.tlm = m, m
+		}
+	case "T*":
+		g.tlm = g.tlm.translate(0, -g.tl)
+		g.tm = g.tlm
+	case "Tj":
+		if len(args) == 1 {
+			in.show(&g, args[0].str)
+		}
+	case "'", "\"":
+		if op == "\"" && len(args) == 3 {
+			g.tw, g.tc = arg(0), arg(1)
+			args = args[2:]
+		}
+		g.tlm = g.tlm.translate(0, -g.tl)
+		g.tm = g.tlm
+		if len(args) == 1 {
+			in.show(&g, args[0].str)
+		}
+	case "TJ":
+		if len(args) != 1 {
+			return
+		}
+		for _, x := range args[0].arr {
+			if x.kind == opString {
+				in.show(&g, x.str)
+			} else {
+				g.tm = g.tm.translate(-x.num/1000*g.tfs*g.th, 0)
+			}
+		}
+	case "Do":
+		if len(args) != 1 || args[0].kind != opName || depth >= maxFormDepth {
+			return
+		}
+		xo := res.Key("XObject").Key(args[0].str)
+		if xo.Key("Subtype").Name() != "Form" {
+			return
+		}
+		m := identity
+		if mv := xo.Key("Matrix"); mv.Len() == 6 {
+			for i := range 6 {
+				m[i] = mv.Index(i).Float64()
+			}
+		}
+		formRes := xo.Key("Resources")
+		if formRes.IsNull() {
+			formRes = res
+		}
+		outer := in.budget.stream // the form is a stream of its own
+		in.run(xo, formRes, m.mul(g.ctm), depth+1)
+		in.budget.stream = outer
+	}
 }
 
 // show places the glyphs of one string.
 func (in *interpreter) show(g *textState, raw string) {
 	f := g.font
-	if f == nil || f.enc == nil || raw == "" {
+	if f == nil || f.enc == nil || raw == "" || in.err != nil {
 		return
 	}
 	// The glyph loop only moves tm's origin, so the rendering matrix's
@@ -325,6 +362,10 @@ func (in *interpreter) show(g *textState, raw string) {
 		x := tx*g.ctm[0] + ty*g.ctm[2] + g.ctm[4]
 		y := tx*g.ctm[1] + ty*g.ctm[3] + g.ctm[5]
 		x, y = dir.upright(x, y)
+		if len(in.glyphs) >= in.limits.MaxPageGlyphs {
+			in.err = &steperr.TooLargeError{Reason: fmt.Sprintf("a PDF page draws more than %d characters", in.limits.MaxPageGlyphs)}
+			return
+		}
 		in.glyphs = append(in.glyphs, glyph{
 			x: x, y: y, w: w0 * scale * xscale, size: size, s: unligature(s), dir: dir,
 			space: s == " " || s == "\u00a0",

@@ -75,13 +75,16 @@ func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Li
 		return emit(u)
 	}
 	err := g.withDocument(ctx, path, counted, func(ctx context.Context, r *pdf.Reader, send func(extract.Unit) error) error {
-		in := &interpreter{fonts: newFontCache()}
+		in := newInterpreter(limits)
 		failed := 0
 		pages, err := walkPages(ctx, r, limits.MaxPages, func(page pdf.Value, number int) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			text, ok := in.pageText(page)
+			text, ok, err := in.pageText(page)
+			if err != nil {
+				return err
+			}
 			if !ok {
 				// One unreadable page leaves an empty, OCR-flagged unit
 				// rather than sinking the document.
@@ -286,12 +289,17 @@ func objectID(v pdf.Value) (uint64, bool) {
 }
 
 // pageText assembles one page's text; ok is false when the library
-// panicked on the page.
-func (in *interpreter) pageText(v pdf.Value) (text string, ok bool) {
+// panicked on the page, and err a TooLargeError when the page is over a
+// limit.
+func (in *interpreter) pageText(v pdf.Value) (text string, ok bool, err error) {
 	defer func() {
 		if recover() != nil {
-			text, ok = "", false
+			text, ok, err = "", false, nil
 		}
 	}()
-	return in.layout.assemble(in.page(v)), true
+	glyphs, err := in.page(v)
+	if err != nil {
+		return "", false, err
+	}
+	return in.layout.assemble(glyphs), true, nil
 }

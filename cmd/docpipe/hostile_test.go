@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
+	"github.com/docpipe/docpipe/samples/gen/hostile"
+)
+
+// Limits every hostile file must stay within, in a docpipe run of its own.
+const (
+	hostileWall   = 60 * time.Second
+	hostilePeakMB = 512
+)
+
+// TestHostileCorpus runs every file of the hostile corpus through a built
+// docpipe, with each PDF backend: each must complete, or fail its own
+// workflow with a readable reason, within a minute and 512 MB. The full
+// corpus holds bombs of a GB decompressed and takes minutes to write and
+// run; -short runs every file at 1/16 of its size.
+func TestHostileCorpus(t *testing.T) {
+	bin := docpipeBinary(t)
+	scale := 1.0
+	if testing.Short() {
+		scale = 1.0 / 16
+	}
+	backends := []string{"go"}
+	if pdftext.PopplerAvailable() {
+		backends = append(backends, "poppler")
+	} else {
+		t.Log("PDF backend poppler not run: pdftotext/pdfinfo are not installed")
+	}
+	dir := t.TempDir()
+	for _, f := range hostile.Corpus(scale) {
+		path, err := f.WriteFile(dir)
+		if err != nil {
+			t.Fatalf("writing %s: %v", f.Name, err)
+		}
+		for _, backend := range backends {
+			if backend != "go" && !strings.HasSuffix(f.Name, ".pdf") {
+				continue // only PDFs read differently with another backend
+			}
+			t.Run(f.Name+"/pdf="+backend, func(t *testing.T) {
+				runHostile(t, bin, path, backend)
+			})
+		}
+	}
+}
+
+func runHostile(t *testing.T, bin, path, backend string) {
+	ctx, cancel := context.WithTimeout(context.Background(), hostileWall)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--home", t.TempDir(), "--progress", "none", "--json", "--pdf", backend, path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	peakKiB, err := runPeakRSS(cmd)
+	wall := time.Since(start)
+	t.Logf("%.1f s, peak RSS %d MB", wall.Seconds(), peakKiB>>10)
+	if ctx.Err() != nil {
+		t.Fatalf("still running after %v", hostileWall)
+	}
+	if _, exited := err.(*exec.ExitError); err != nil && !exited {
+		t.Fatal(err)
+	}
+	if peakKiB>>10 > hostilePeakMB {
+		t.Errorf("peak RSS %d MB, over %d MB", peakKiB>>10, hostilePeakMB)
+	}
+	var res docResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("no result (%v): %s\n%s", err, stdout.Bytes(), stderr.Bytes())
+	}
+	switch res.Status {
+	case string(pipeline.WorkflowCompleted):
+		t.Logf("completed: %d segments", res.Segments)
+	case string(pipeline.WorkflowFailed):
+		if strings.TrimSpace(res.Error) == "" {
+			t.Fatalf("failed without a reason: %s", stdout.Bytes())
+		}
+		t.Logf("failed: %s", res.Error)
+	default:
+		t.Fatalf("status %q: %s\n%s", res.Status, stdout.Bytes(), stderr.Bytes())
+	}
+}

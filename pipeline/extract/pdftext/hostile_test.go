@@ -1,0 +1,111 @@
+package pdftext
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/steperr"
+	"github.com/docpipe/docpipe/samples/gen/hostile"
+)
+
+func writeHostile(tb testing.TB, name string, write func(io.Writer) error) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := write(f); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// Pages whose drawing instructions pass a limit fail the document as too
+// large, whichever limit it is.
+func TestPureGoContentLimits(t *testing.T) {
+	small := extract.Limits{MaxContentStreamBytes: 1 << 20, MaxPageContentBytes: 2 << 20, MaxPageGlyphs: 10_000}
+	for _, tc := range []struct {
+		name  string
+		write func(io.Writer) error
+		want  string
+	}{
+		{"glyphs", func(w io.Writer) error { return hostile.ContentBomb(w, 1<<20) }, "more than 10000 characters"},
+		{"stream", func(w io.Writer) error { return hostile.OperatorBomb(w, 3<<20) }, "content stream is over 1 MiB"},
+		{"page", func(w io.Writer) error { return hostile.FormFanOut(w, 8) }, "page's content is over 2 MiB"},
+		{"string", func(w io.Writer) error { return hostile.StringBomb(w, 2<<20) }, "string over 1024 KiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeHostile(t, tc.name+".pdf", tc.write)
+			limits := small
+			switch tc.name {
+			case "page":
+				limits.MaxPageGlyphs = 1 << 30 // the forms draw 10^8 glyphs: let the bytes stop them
+			case "string":
+				limits = extract.Limits{}
+			}
+			_, err := NewPureGo().Extract(context.Background(), path, limits)
+			var tooLarge *steperr.TooLargeError
+			if !errors.As(err, &tooLarge) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want a TooLargeError saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Instructions that hold no text keep memory small however many there
+// are: operands without an operator, arrays opened and never closed.
+func TestPureGoContentGarbage(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"operands", func(w io.Writer) error { return hostile.OperandBomb(w, 8<<20) }},
+		{"nesting", func(w io.Writer) error { return hostile.NestingBomb(w, 8<<20) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeHostile(t, tc.name+".pdf", tc.write)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			units, err := NewPureGo().Extract(context.Background(), path, extract.Limits{})
+			runtime.ReadMemStats(&after)
+			if err != nil || len(units) != 1 || units[0].Text != "" {
+				t.Fatalf("got %v, %v; want one empty page", units, err)
+			}
+			// The library's interpreter held them all: 8 MB of operands
+			// took 788 MB, of brackets 160 MB.
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Errorf("allocated %d MB for 8 MB of instructions", grew>>20)
+			}
+		})
+	}
+}
+
+// BenchmarkPureGoContentBomb measures what a page of tens of MB of
+// show-text operators costs before the glyph limit stops it.
+func BenchmarkPureGoContentBomb(b *testing.B) {
+	path := writeHostile(b, "bomb.pdf", func(w io.Writer) error { return hostile.ContentBomb(w, 48<<20) })
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		_, err := NewPureGo().Extract(context.Background(), path, extract.Limits{})
+		var tooLarge *steperr.TooLargeError
+		if !errors.As(err, &tooLarge) {
+			b.Fatalf("got %v, want a TooLargeError", err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "MB-alloc/op")
+}
