@@ -44,9 +44,14 @@ func addNotifyFlags(fs *pflag.FlagSet) *notifyFlags {
 	return n
 }
 
-// sinks builds the configured sinks; none is a valid configuration.
-func (n *notifyFlags) sinks(ctx context.Context) ([]relay.Sink, error) {
-	c := relay.Config{WebhookURL: n.webhookURL, WebhookSecret: os.Getenv(n.webhookSecretEnv), Command: n.command, EventBridgeBus: n.eventBridgeBus}
+// config is the relay configuration of the flags.
+func (n *notifyFlags) config(allowPrivate bool) relay.Config {
+	return relay.Config{WebhookURL: n.webhookURL, WebhookSecret: os.Getenv(n.webhookSecretEnv), Command: n.command, EventBridgeBus: n.eventBridgeBus,
+		AllowPrivateNetwork: allowPrivate}
+}
+
+// buildSinks builds the sinks c configures; none is a valid configuration.
+func buildSinks(ctx context.Context, c relay.Config) ([]relay.Sink, error) {
 	sinks, err := c.Sinks(func() (relay.EventBridgeAPI, error) {
 		cfg, err := backend.LoadAWSConfig(ctx, nil)
 		if err != nil {
@@ -78,8 +83,11 @@ func blobURI(b *backend.Backend) func(string) string {
 // The returned stop ends it after one last pass, so a run's own events go
 // out before it exits; what still fails stays pending for the next start.
 // Without sinks, the command's or any project's, it does nothing.
-func startRelay(ctx context.Context, b *backend.Backend, n *notifyFlags, logger *slog.Logger) (stop func(), err error) {
-	sinks, err := n.sinks(ctx)
+// allowPrivate lets webhooks, the project's own too, reach addresses that
+// are not public.
+func startRelay(ctx context.Context, b *backend.Backend, n *notifyFlags, allowPrivate bool, logger *slog.Logger) (stop func(), err error) {
+	c := n.config(allowPrivate)
+	sinks, err := buildSinks(ctx, c)
 	if err != nil {
 		return func() {}, err
 	}
@@ -88,7 +96,7 @@ func startRelay(ctx context.Context, b *backend.Backend, n *notifyFlags, logger 
 		return func() {}, err
 	}
 	r := &relay.Relay{Repo: b.Repo, Sinks: sinks, BlobURI: blobURI(b), Logger: logger,
-		ProjectSinks: relay.StoredProjectSinks(b.Repo, os.Getenv)}
+		ProjectSinks: relay.StoredProjectSinks(b.Repo, os.Getenv, c.WebhookOptions()...)}
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = relay.Run(runCtx, r, relayPollInterval) })

@@ -94,7 +94,7 @@ func serve(ctx context.Context, f *runFlags, listen, token string, ready func(ad
 			if notify == nil {
 				notify = &notifyFlags{}
 			}
-			stopRelay, err := startRelay(ctx, lp.backend, notify, logger)
+			stopRelay, err := startRelay(ctx, lp.backend, notify, f.allowPrivate, logger)
 			if err != nil {
 				return err
 			}

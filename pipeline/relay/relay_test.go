@@ -132,7 +132,7 @@ func (b bundle) relay(t testing.TB, sinks ...relay.Sink) *relay.Relay {
 }
 
 func webhook(t testing.TB, rc *receiver, opts ...relay.WebhookOption) *relay.Webhook {
-	w, err := relay.NewWebhook(rc.srv.URL, secret, opts...)
+	w, err := relay.NewWebhook(rc.srv.URL, secret, append(opts, relay.AllowPrivateNetwork())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestWebhookTimeout(t *testing.T) {
 		return false
 	})
 	t.Cleanup(func() { close(release) })
-	r := b.relay(t, webhook(t, rc, relay.WithHTTPClient(&http.Client{Timeout: 50 * time.Millisecond})))
+	r := b.relay(t, webhook(t, rc, relay.WithTimeout(50*time.Millisecond)))
 	if s := drain(t, r); s.Retrying != 1 {
 		t.Fatalf("slow receiver: %+v", s)
 	}
