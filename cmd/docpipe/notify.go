@@ -37,9 +37,9 @@ type notifyFlags struct {
 
 func addNotifyFlags(fs *pflag.FlagSet) *notifyFlags {
 	n := &notifyFlags{}
-	fs.StringVar(&n.webhookURL, "webhook", os.Getenv(envWebhookURL), "POST every outcome event to this URL (Standard Webhooks) [$"+envWebhookURL+"]")
+	stringFromEnv(fs, &n.webhookURL, "webhook", envWebhookURL, "POST every outcome event to this URL (Standard Webhooks)")
 	fs.StringVar(&n.webhookSecretEnv, "webhook-secret-env", envWebhookSecret, "environment variable holding the webhook signing secret (whsec_...)")
-	fs.StringVar(&n.command, "event-command", os.Getenv(envEventCommand), "run this shell command per outcome event, the event JSON on stdin [$"+envEventCommand+"]")
+	stringFromEnv(fs, &n.command, "event-command", envEventCommand, "run this shell command per outcome event, the event JSON on stdin")
 	fs.StringVar(&n.eventBridgeBus, "eventbridge-bus", os.Getenv(envEventBridgeBus), "put outcome events on this EventBridge bus [$"+envEventBridgeBus+"]")
 	return n
 }

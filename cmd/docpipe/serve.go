@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -49,12 +48,13 @@ set as a cookie by opening /?token=TOKEN once.`,
 	}
 	f := newRunFlags(a, cmd.Flags())
 	listen := cmd.Flags().String("listen", "127.0.0.1:8080", "address to listen on (host:port)")
-	token := cmd.Flags().String("token", os.Getenv(dashboard.EnvToken), "token every request must carry; required off loopback [$"+dashboard.EnvToken+"]")
+	var token string
+	stringFromEnv(cmd.Flags(), &token, "token", dashboard.EnvToken, "token every request must carry; required off loopback")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := dashboard.CheckListen(*listen, *token); err != nil {
+		if err := dashboard.CheckListen(*listen, token); err != nil {
 			return usageError{err}
 		}
-		return serve(cmd.Context(), f, *listen, *token, nil)
+		return serve(cmd.Context(), f, *listen, token, nil)
 	}
 	return cmd
 }
