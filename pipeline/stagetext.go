@@ -4,10 +4,25 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/docpipe/docpipe/internal/redact"
 )
 
 // One-line texts of a stage's settings, as `docpipe pipeline show` and the
-// dashboard's pipelines page print them; "-" stands for not set.
+// dashboard's pipelines page print them; "-" stands for not set. Secrets
+// in HTTP stage URLs are hidden.
+
+// Redacted is a copy of d fit to show: its HTTP stages' URLs without
+// credentials or secret-looking query values.
+func (d Definition) Redacted() Definition {
+	c := d.Clone()
+	for i := range c.Stages {
+		if u := c.Stages[i].Run.HTTP; u != "" {
+			c.Stages[i].Run.HTTP = redact.URL(u)
+		}
+	}
+	return c
+}
 
 // String is how the stage runs: "builtin ocr", "command python3 redact.py",
 // "http URL", "lambda NAME", "review alice,bob" or "review group G".
@@ -18,7 +33,7 @@ func (r RunSpec) String() string {
 	case RunCommand:
 		return "command " + strings.Join(r.Command, " ")
 	case RunHTTP:
-		return "http " + r.HTTP
+		return "http " + redact.URL(r.HTTP)
 	case RunLambda:
 		return "lambda " + r.Lambda
 	case RunReview:

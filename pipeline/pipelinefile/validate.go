@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/docpipe/docpipe/internal/redact"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/extract"
@@ -196,7 +197,7 @@ func (v *validator) run(i int, st pipeline.Stage) {
 	case pipeline.RunHTTP:
 		u, err := url.Parse(r.HTTP)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.at(i, "run", "http must be an http:// or https:// URL, got %q", r.HTTP)
+			v.at(i, "run", "http must be an http:// or https:// URL, got %q", redact.URL(r.HTTP))
 		}
 	case pipeline.RunLambda:
 		if v.target == TargetEmbedded {

@@ -18,6 +18,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/docpipe/docpipe/internal/netguard"
+	"github.com/docpipe/docpipe/internal/redact"
 	"github.com/docpipe/docpipe/pipeline"
 )
 
@@ -68,7 +69,7 @@ func WithWebhookClock(now func() time.Time) WebhookOption { return func(w *Webho
 func NewWebhook(rawURL, secret string, opts ...WebhookOption) (*Webhook, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("relay: webhook URL %q is not an http(s) URL", redactURL(rawURL))
+		return nil, fmt.Errorf("relay: webhook URL %q is not an http(s) URL", redact.URL(rawURL))
 	}
 	w := &Webhook{url: u, timeout: DefaultWebhookTimeout, now: time.Now}
 	if secret != "" {
@@ -100,7 +101,7 @@ func (w *Webhook) String() string {
 	if w.signer != nil {
 		signed = "signed"
 	}
-	return "webhook " + w.url.Redacted() + " (" + signed + ")"
+	return "webhook " + redact.URL(w.url.String()) + " (" + signed + ")"
 }
 
 // Deliver posts body; any 2xx status is success.
@@ -128,28 +129,21 @@ func (w *Webhook) Deliver(ctx context.Context, ev pipeline.Event, body []byte) e
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("POST %s: %w", w.url.Redacted(), err)
+		return fmt.Errorf("POST %s: %w", redact.URL(w.url.String()), err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // reuse the connection
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		where := "no Location"
 		if loc, err := resp.Location(); err == nil {
-			where = "Location " + loc.Redacted()
+			where = "Location " + redact.URL(loc.String())
 		}
-		return fmt.Errorf("POST %s: %s, %s (redirects are not followed)", w.url.Redacted(), resp.Status, where)
+		return fmt.Errorf("POST %s: %s, %s (redirects are not followed)", redact.URL(w.url.String()), resp.Status, where)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("POST %s: %s", w.url.Redacted(), resp.Status)
+		return fmt.Errorf("POST %s: %s", redact.URL(w.url.String()), resp.Status)
 	}
 	return nil
-}
-
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable)"
 }
 
 // Command runs a shell command per event with the event JSON on stdin and

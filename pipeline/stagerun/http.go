@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/redact"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -61,10 +63,10 @@ func (h *HTTP) Run(ctx context.Context, req Request) (Result, error) {
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(runCtx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err == nil && hreq.URL.Scheme != "http" && hreq.URL.Scheme != "https" {
-		err = fmt.Errorf("%q is not an http or https URL", h.URL)
+		err = fmt.Errorf("%q is not an http or https URL", redact.URL(h.URL))
 	}
 	if err != nil {
-		return Result{}, &steperr.StageFailedError{Reason: fmt.Sprintf("%s: %v", req.Stage, err)}
+		return Result{}, &steperr.StageFailedError{Reason: fmt.Sprintf("%s: %v", req.Stage, withoutURL(err, h.URL))}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
@@ -72,7 +74,7 @@ func (h *HTTP) Run(ctx context.Context, req Request) (Result, error) {
 
 	resp, err := h.Client.Do(hreq)
 	if err != nil {
-		return Result{}, h.sendError(ctx, runCtx, req.Stage, err)
+		return Result{}, h.sendError(ctx, runCtx, req.Stage, withoutURL(err, h.URL))
 	}
 	defer func() { _ = resp.Body.Close() }()
 
@@ -115,6 +117,16 @@ func (h *HTTP) sendError(ctx, runCtx context.Context, stage string, err error) e
 		return &steperr.StageFailedError{Reason: fmt.Sprintf("%s: %v", stage, err)}
 	}
 	return &steperr.TransientError{Reason: fmt.Sprintf("%s: %v", stage, err)}
+}
+
+// withoutURL replaces the URL a url.Error quotes, which may carry
+// credentials, with its redacted form.
+func withoutURL(err error, rawURL string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &url.Error{Op: ue.Op, URL: redact.URL(rawURL), Err: ue.Err}
+	}
+	return err
 }
 
 // statusError classifies a non-2xx answer; its reason ends with the tail

@@ -162,3 +162,17 @@ func TestHTTPURLMustBeHTTP(t *testing.T) {
 		wantErr(t, err, steperr.NameStageFailed, "shout: ")
 	}
 }
+
+// A failing stage's reason names its URL without the URL's secrets.
+func TestHTTPErrorsHideURLSecrets(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	refused := strings.Replace(srv.URL, "http://", "http://user:PASSWORD-81@", 1) + "/x?api_key=KEY-82"
+	srv.Close()
+	for _, url := range []string{refused, "ftp://user:PASSWORD-81@example.com/?token=KEY-82"} {
+		_, err := NewHTTP(url, time.Minute, nil).Run(t.Context(), segmentRequest(t, "x"))
+		if err == nil || strings.Contains(err.Error(), "PASSWORD-81") || strings.Contains(err.Error(), "KEY-82") {
+			t.Errorf("%s: error %v shows a secret", url, err)
+		}
+	}
+}
