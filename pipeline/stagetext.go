@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,7 +27,7 @@ func (d Definition) Redacted() Definition {
 }
 
 // String is how the stage runs: "builtin ocr", "command python3 redact.py",
-// "http URL", "lambda NAME", "review alice,bob" or "review group G".
+// "http URL" (with "Header=$VARIABLE" for each header), "lambda NAME", "review alice,bob" or "review group G".
 func (r RunSpec) String() string {
 	switch r.Kind() {
 	case RunBuiltin:
@@ -33,7 +35,11 @@ func (r RunSpec) String() string {
 	case RunCommand:
 		return "command " + strings.Join(r.Command, " ")
 	case RunHTTP:
-		return "http " + redact.URL(r.HTTP)
+		s := "http " + redact.URL(r.HTTP)
+		for _, name := range slices.Sorted(maps.Keys(r.Headers)) {
+			s += " " + name + "=$" + r.Headers[name].Env
+		}
+		return s
 	case RunLambda:
 		return "lambda " + r.Lambda
 	case RunReview:

@@ -240,7 +240,7 @@ func (d *decoder) run(n *yaml.Node, stage string) pipeline.RunSpec {
 	// that only a review stage may set.
 	var rv pipeline.ReviewSpec
 	reviewLine := 0
-	d.mapping(n, stage, "builtin, command, http, lambda, review, due, hard_limit, on_timeout, on_reject", func(key string, line int, v *yaml.Node) bool {
+	d.mapping(n, stage, "builtin, command, http, headers, lambda, review, due, hard_limit, on_timeout, on_reject", func(key string, line int, v *yaml.Node) bool {
 		switch key {
 		case "builtin":
 			r.Builtin = d.str(v, stage)
@@ -251,6 +251,8 @@ func (d *decoder) run(n *yaml.Node, stage string) pipeline.RunSpec {
 			}
 		case "http":
 			r.HTTP = d.str(v, stage)
+		case "headers":
+			r.Headers = d.headers(v, stage)
 		case "lambda":
 			r.Lambda = d.str(v, stage)
 		case "review":
@@ -276,6 +278,24 @@ func (d *decoder) run(n *yaml.Node, stage string) pipeline.RunSpec {
 		d.add(reviewLine, stage, "due, hard_limit, on_timeout and on_reject belong to a review stage; run sets no review")
 	}
 	return r
+}
+
+// headers reads {Name: {env: VARIABLE}, ...}.
+func (d *decoder) headers(n *yaml.Node, stage string) map[string]pipeline.HeaderValue {
+	hs := map[string]pipeline.HeaderValue{}
+	d.mapping(n, stage, "header names", func(name string, _ int, v *yaml.Node) bool {
+		var h pipeline.HeaderValue
+		d.mapping(v, stage, "env", func(key string, _ int, v *yaml.Node) bool {
+			if key != "env" {
+				return false
+			}
+			h.Env = d.str(v, stage)
+			return true
+		})
+		hs[name] = h
+		return true
+	})
+	return hs
 }
 
 func (d *decoder) review(n *yaml.Node, stage string, rv *pipeline.ReviewSpec) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,5 +175,34 @@ func TestHTTPErrorsHideURLSecrets(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "PASSWORD-81") || strings.Contains(err.Error(), "KEY-82") {
 			t.Errorf("%s: error %v shows a secret", url, err)
 		}
+	}
+}
+
+// Headers come from the environment at every request; an unset variable
+// fails the stage for good without sending anything.
+func TestHTTPHeadersFromEnv(t *testing.T) {
+	t.Parallel()
+	var auth atomic.Value
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		auth.Store(r.Header.Get("Authorization"))
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"CLASSIFIER_AUTH": "Bearer tok-1"}
+	h := NewHTTP(srv.URL, time.Minute, nil).WithHeaderEnv(map[string]string{"Authorization": "CLASSIFIER_AUTH"})
+	h.Getenv = func(k string) string { return env[k] }
+	if _, err := h.Run(t.Context(), segmentRequest(t, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := auth.Load(); got != "Bearer tok-1" {
+		t.Errorf("Authorization %q", got)
+	}
+	delete(env, "CLASSIFIER_AUTH")
+	_, err := h.Run(t.Context(), segmentRequest(t, "x"))
+	wantErr(t, err, steperr.NameStageFailed, "CLASSIFIER_AUTH is not set")
+	if hits.Load() != 1 {
+		t.Errorf("%d requests, want 1", hits.Load())
 	}
 }
