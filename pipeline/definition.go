@@ -92,6 +92,27 @@ type RunSpec struct {
 	HTTP   string      `json:"http,omitempty"`
 	Lambda string      `json:"lambda,omitempty"`
 	Review *ReviewSpec `json:"review,omitempty"`
+	// Headers are sent with an HTTP stage's requests, each value read
+	// from an environment variable of the process running the stage, so
+	// that a credential need not sit in the URL or the pipeline file.
+	Headers map[string]HeaderValue `json:"headers,omitempty"`
+}
+
+// HeaderValue is where a header's value comes from.
+type HeaderValue struct {
+	Env string `json:"env"` // the environment variable holding it
+}
+
+// HeaderEnv maps each header to the variable its value comes from.
+func (r RunSpec) HeaderEnv() map[string]string {
+	if len(r.Headers) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(r.Headers))
+	for name, h := range r.Headers {
+		m[name] = h.Env
+	}
+	return m
 }
 
 // Review outcomes a stage chooses between.
@@ -343,6 +364,7 @@ func (d Definition) Clone() Definition {
 		s.Needs = slices.Clone(s.Needs)
 		s.Env = slices.Clone(s.Env)
 		s.Run.Command = slices.Clone(s.Run.Command)
+		s.Run.Headers = maps.Clone(s.Run.Headers)
 		s.Settings = maps.Clone(s.Settings) // values are replaced, never changed in place
 		if s.Run.Review != nil {
 			rv := *s.Run.Review

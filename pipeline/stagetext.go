@@ -2,15 +2,32 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/docpipe/docpipe/internal/redact"
 )
 
 // One-line texts of a stage's settings, as `docpipe pipeline show` and the
-// dashboard's pipelines page print them; "-" stands for not set.
+// dashboard's pipelines page print them; "-" stands for not set. Secrets
+// in HTTP stage URLs are hidden.
+
+// Redacted is a copy of d fit to show: its HTTP stages' URLs without
+// credentials or secret-looking query values.
+func (d Definition) Redacted() Definition {
+	c := d.Clone()
+	for i := range c.Stages {
+		if u := c.Stages[i].Run.HTTP; u != "" {
+			c.Stages[i].Run.HTTP = redact.URL(u)
+		}
+	}
+	return c
+}
 
 // String is how the stage runs: "builtin ocr", "command python3 redact.py",
-// "command python3 count.py (batch)", "http URL", "lambda NAME", "review alice,bob" or "review group G".
+// "command python3 count.py (batch)", "http URL" (with "Header=$VARIABLE" for each header), "lambda NAME", "review alice,bob" or "review group G".
 func (r RunSpec) String() string {
 	switch r.Kind() {
 	case RunBuiltin:
@@ -21,7 +38,11 @@ func (r RunSpec) String() string {
 		}
 		return "command " + strings.Join(r.Command, " ")
 	case RunHTTP:
-		return "http " + r.HTTP
+		s := "http " + redact.URL(r.HTTP)
+		for _, name := range slices.Sorted(maps.Keys(r.Headers)) {
+			s += " " + name + "=$" + r.Headers[name].Env
+		}
+		return s
 	case RunLambda:
 		return "lambda " + r.Lambda
 	case RunReview:

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/docpipe/docpipe/internal/redact"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/relay"
 )
@@ -67,6 +67,10 @@ value clears a key; clearing webhook removes the project's sinks.`,
 					return notFoundHint(err, "project "+args[0], "`docpipe project create ID` creates it")
 				}
 			}
+			// The stored URL may carry credentials: show it redacted.
+			if s.WebhookURL != "" {
+				s.WebhookURL = redact.URL(s.WebhookURL)
+			}
 			if a.jsonOut {
 				return writeJSON(a.stdout, s)
 			}
@@ -74,13 +78,8 @@ value clears a key; clearing webhook removes the project's sinks.`,
 				fmt.Fprintf(a.stdout, "project %s has no sinks of its own\n", args[0])
 				return nil
 			}
-			// The stored URL may carry credentials: show it redacted.
-			shown := "(unparsable)"
-			if u, err := url.Parse(s.WebhookURL); err == nil {
-				shown = u.Redacted()
-			}
 			fmt.Fprintf(a.stdout, "project:            %s\nwebhook:            %s\nwebhook_secret_env: %s\n",
-				args[0], shown, orText(s.WebhookSecretEnv, "- (unsigned)"))
+				args[0], s.WebhookURL, orText(s.WebhookSecretEnv, "- (unsigned)"))
 			return nil
 		},
 	}

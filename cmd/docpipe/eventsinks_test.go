@@ -63,7 +63,7 @@ func TestProjectSinkGetsOnlyItsProjectsEvents(t *testing.T) {
 
 	var results []docResult
 	for _, run := range [][2]string{{"contracts", contract}, {"invoices", invoice}} {
-		out, err := cli(t, "run", "--home", home, "--progress", "none", "--json", "--project", run[0], run[1])
+		out, err := cli(t, "run", "--home", home, "--progress", "none", "--json", "--allow-private-network", "--project", run[0], run[1])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,17 +38,22 @@ type notifyFlags struct {
 
 func addNotifyFlags(fs *pflag.FlagSet) *notifyFlags {
 	n := &notifyFlags{}
-	fs.StringVar(&n.webhookURL, "webhook", os.Getenv(envWebhookURL), "POST every outcome event to this URL (Standard Webhooks) [$"+envWebhookURL+"]")
+	stringFromEnv(fs, &n.webhookURL, "webhook", envWebhookURL, "POST every outcome event to this URL (Standard Webhooks)")
 	fs.StringVar(&n.webhookSecretEnv, "webhook-secret-env", envWebhookSecret, "environment variable holding the webhook signing secret (whsec_...)")
-	fs.StringVar(&n.command, "event-command", os.Getenv(envEventCommand), "run this shell command per outcome event, the event JSON on stdin [$"+envEventCommand+"]")
+	stringFromEnv(fs, &n.command, "event-command", envEventCommand, "run this shell command per outcome event, the event JSON on stdin")
 	fs.StringSliceVar(&n.commandEnv, "event-command-env", nil, "pass these environment variables (names, comma-separated) to the event command, which otherwise gets only PATH, HOME, LANG, LC_ALL, TMPDIR and TZ")
 	fs.StringVar(&n.eventBridgeBus, "eventbridge-bus", os.Getenv(envEventBridgeBus), "put outcome events on this EventBridge bus [$"+envEventBridgeBus+"]")
 	return n
 }
 
-// sinks builds the configured sinks; none is a valid configuration.
-func (n *notifyFlags) sinks(ctx context.Context) ([]relay.Sink, error) {
-	c := relay.Config{WebhookURL: n.webhookURL, WebhookSecret: os.Getenv(n.webhookSecretEnv), Command: n.command, CommandEnv: n.commandEnv, EventBridgeBus: n.eventBridgeBus}
+// config is the relay configuration of the flags.
+func (n *notifyFlags) config(allowPrivate bool) relay.Config {
+	return relay.Config{WebhookURL: n.webhookURL, WebhookSecret: os.Getenv(n.webhookSecretEnv), Command: n.command, CommandEnv: n.commandEnv, EventBridgeBus: n.eventBridgeBus,
+		AllowPrivateNetwork: allowPrivate}
+}
+
+// buildSinks builds the sinks c configures; none is a valid configuration.
+func buildSinks(ctx context.Context, c relay.Config) ([]relay.Sink, error) {
 	sinks, err := c.Sinks(func() (relay.EventBridgeAPI, error) {
 		cfg, err := backend.LoadAWSConfig(ctx, nil)
 		if err != nil {
@@ -80,8 +85,11 @@ func blobURI(b *backend.Backend) func(string) string {
 // The returned stop ends it after one last pass, so a run's own events go
 // out before it exits; what still fails stays pending for the next start.
 // Without sinks, the command's or any project's, it does nothing.
-func startRelay(ctx context.Context, b *backend.Backend, n *notifyFlags, logger *slog.Logger) (stop func(), err error) {
-	sinks, err := n.sinks(ctx)
+// allowPrivate lets webhooks, the project's own too, reach addresses that
+// are not public.
+func startRelay(ctx context.Context, b *backend.Backend, n *notifyFlags, allowPrivate bool, logger *slog.Logger) (stop func(), err error) {
+	c := n.config(allowPrivate)
+	sinks, err := buildSinks(ctx, c)
 	if err != nil {
 		return func() {}, err
 	}
@@ -90,7 +98,7 @@ func startRelay(ctx context.Context, b *backend.Backend, n *notifyFlags, logger 
 		return func() {}, err
 	}
 	r := &relay.Relay{Repo: b.Repo, Sinks: sinks, BlobURI: blobURI(b), Logger: logger,
-		ProjectSinks: relay.StoredProjectSinks(b.Repo, os.Getenv)}
+		ProjectSinks: relay.StoredProjectSinks(b.Repo, os.Getenv, c.WebhookOptions()...)}
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = relay.Run(runCtx, r, relayPollInterval) })

@@ -88,7 +88,7 @@ func TestOutboxEventSurvivesSIGKILL(t *testing.T) {
 		return cmd
 	}
 
-	first := command("run", "--home", home, "--progress", "none", "--json", "--webhook", blocking.URL, doc)
+	first := command("run", "--home", home, "--progress", "none", "--json", "--webhook", blocking.URL, "--allow-private-network", doc)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestOutboxEventSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("the run tried %s, want %s", ev.Type, pipeline.EventCompleted)
 	}
 
-	if out, err := command("work", "--home", home, "--progress", "none", "--webhook", answering.URL).CombinedOutput(); err != nil {
+	if out, err := command("work", "--home", home, "--progress", "none", "--webhook", answering.URL, "--allow-private-network").CombinedOutput(); err != nil {
 		t.Fatalf("work: %v\n%s", err, out)
 	}
 	mu.Lock()

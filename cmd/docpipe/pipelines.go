@@ -172,7 +172,7 @@ func newPipelineShowCmd(a *app) *cobra.Command {
 				return writeJSON(a.stdout, struct {
 					pipeline.PipelineVersion
 					Definition pipeline.Definition `json:"definition"`
-				}{v, v.Definition})
+				}{v, v.Definition.Redacted()})
 			}
 			return printPipeline(a.stdout, v)
 		},
@@ -256,8 +256,8 @@ version. Exit status 0 either way.`,
 				}
 			}
 			text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-				A:        difflib.SplitLines(string(pipelinefile.Format(sides[0].Definition))),
-				B:        difflib.SplitLines(string(pipelinefile.Format(sides[1].Definition))),
+				A:        difflib.SplitLines(string(pipelinefile.Format(sides[0].Definition.Redacted()))),
+				B:        difflib.SplitLines(string(pipelinefile.Format(sides[1].Definition.Redacted()))),
 				FromFile: sides[0].String(),
 				ToFile:   sides[1].String(),
 				Context:  3,

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/internal/cpus"
@@ -219,6 +220,15 @@ func minArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// stringFromEnv defines a string flag that takes its value from the
+// environment variable env unless given. Unlike a default, that value is
+// never printed by --help, since it may hold a secret (a token, a URL's
+// password).
+func stringFromEnv(fs *pflag.FlagSet, p *string, name, env, usage string) {
+	fs.StringVar(p, name, "", usage+" [$"+env+"]")
+	*p = os.Getenv(env)
 }
 
 func envOr(name, def string) string {

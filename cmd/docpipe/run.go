@@ -44,6 +44,8 @@ type runFlags struct {
 	pipeline    string       // NAME[@VERSION] or a pipeline file new documents run; "" the project's default
 	web         *webFlags    // run and ingest: how URLs are fetched
 	pageImages  string       // "png": store every PDF page as an image
+	// allowPrivate lets URLs and webhooks reach addresses that are not public.
+	allowPrivate bool
 }
 
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
@@ -55,6 +57,7 @@ func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	fs.BoolVar(&f.cost, "cost", false, "print per-page request counts (state transitions, table and blob requests) as they would be billed on AWS, and AI tokens with their estimated price")
 	fs.StringVar(&f.prices, "prices", "", "with --cost: a JSON price file per AI model id ({\"models\": {\"ID\": {\"input_per_1k\": x, \"output_per_1k\": y}}}) over the built-in list prices")
 	f.notify = addNotifyFlags(fs)
+	fs.BoolVar(&f.allowPrivate, "allow-private-network", false, "URLs and webhooks: allow addresses that are not public (loopback, private, link-local, reserved)")
 	fs.StringVar(&f.pageImages, "page-images", "", "store every PDF page as an image beside its segment: png (needs pdftoppm)")
 	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME, NAME@VERSION or a pipeline FILE, applied first (default: the project's, else the built-in one)")
 	return f
@@ -140,7 +143,7 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 		if err := lp.backend.LockHome(); err != nil {
 			return err
 		}
-		stopRelay, err := startRelay(ctx, lp.backend, f.notify, lp.logger)
+		stopRelay, err := startRelay(ctx, lp.backend, f.notify, f.allowPrivate, lp.logger)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -38,30 +37,44 @@ On this machine (--home) it also processes what is uploaded, like
 (--table, --bucket, --state-machine) it reads DynamoDB and S3 and starts
 executions on Step Functions, as ` + "`docpipe ingest`" + ` does.
 
-It listens on 127.0.0.1 unless told otherwise; any other address needs a
-token (--token or ` + dashboard.EnvToken + `), sent as "Authorization: Bearer TOKEN" or
-set as a cookie by opening /?token=TOKEN once.`,
+It listens on 127.0.0.1 unless told otherwise, and then answers only
+requests addressed to localhost or a loopback address. Any other address
+needs a token of at least 16 characters (--token or ` + dashboard.EnvToken + `), sent as
+"Authorization: Bearer TOKEN" or set as a cookie by opening /?token=TOKEN
+once. Off loopback, serve HTTPS with --tls-cert and --tls-key, or put a TLS
+proxy in front: over plain HTTP the token crosses the network readable.`,
 		Example: `  docpipe serve
   docpipe serve --home /tmp/dp --listen 127.0.0.1:9000
-  DOCPIPE_TOKEN=s3cret docpipe serve --listen 0.0.0.0:8080
+  DOCPIPE_TOKEN=$(openssl rand -hex 24) docpipe serve --listen 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem
   docpipe serve --table T --bucket B --state-machine ARN`,
 		Args: exactArgs(0, "no arguments"),
 	}
 	f := newRunFlags(a, cmd.Flags())
 	listen := cmd.Flags().String("listen", "127.0.0.1:8080", "address to listen on (host:port)")
-	token := cmd.Flags().String("token", os.Getenv(dashboard.EnvToken), "token every request must carry; required off loopback [$"+dashboard.EnvToken+"]")
+	var token string
+	stringFromEnv(cmd.Flags(), &token, "token", dashboard.EnvToken, "token every request must carry; required off loopback")
+	var tlsFiles tlsFiles
+	cmd.Flags().StringVar(&tlsFiles.cert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
+	cmd.Flags().StringVar(&tlsFiles.key, "tls-key", "", "the PEM private key of --tls-cert")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := dashboard.CheckListen(*listen, *token); err != nil {
+		if err := dashboard.CheckListen(*listen, token); err != nil {
 			return usageError{err}
 		}
-		return serve(cmd.Context(), f, *listen, *token, nil)
+		if (tlsFiles.cert == "") != (tlsFiles.key == "") {
+			return usageError{errors.New("--tls-cert and --tls-key go together")}
+		}
+		return serve(cmd.Context(), f, *listen, token, tlsFiles, nil)
 	}
 	return cmd
 }
 
+// tlsFiles are the certificate and key of an HTTPS dashboard; empty
+// serves plain HTTP.
+type tlsFiles struct{ cert, key string }
+
 // serve runs the dashboard until ctx ends. ready, when set, receives the
 // address it listens on (tests listen on port 0).
-func serve(ctx context.Context, f *runFlags, listen, token string, ready func(addr string)) error {
+func serve(ctx context.Context, f *runFlags, listen, token string, tls tlsFiles, ready func(addr string)) error {
 	logger := slog.New(slog.NewTextHandler(f.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var worker func(context.Context) error
 	opts := dashboard.Options{Token: token, Project: f.project, Logger: logger}
@@ -98,7 +111,7 @@ func serve(ctx context.Context, f *runFlags, listen, token string, ready func(ad
 			if notify == nil {
 				notify = &notifyFlags{}
 			}
-			stopRelay, err := startRelay(ctx, lp.backend, notify, logger)
+			stopRelay, err := startRelay(ctx, lp.backend, notify, f.allowPrivate, logger)
 			if err != nil {
 				return err
 			}
@@ -115,18 +128,27 @@ func serve(ctx context.Context, f *runFlags, listen, token string, ready func(ad
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.stdout, "docpipe dashboard on http://%s/\n", ln.Addr())
+	scheme := "http"
+	if tls.cert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(f.stdout, "docpipe dashboard on %s://%s/\n", scheme, ln.Addr())
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: 10 * time.Second, // request bodies: dashboard.MinBodyRate
+		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return gctx },
 	}
 	g.Go(func() error {
-		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		serveOn := hs.Serve
+		if tls.cert != "" {
+			serveOn = func(ln net.Listener) error { return hs.ServeTLS(ln, tls.cert, tls.key) }
+		}
+		if err := serveOn(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil

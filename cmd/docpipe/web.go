@@ -17,11 +17,10 @@ import (
 
 // webFlags bound what run and ingest fetch for URLs.
 type webFlags struct {
-	depth        int
-	maxPages     int
-	maxBytes     int64
-	timeout      time.Duration
-	allowPrivate bool
+	depth    int
+	maxPages int
+	maxBytes int64
+	timeout  time.Duration
 }
 
 func addWebFlags(fs *pflag.FlagSet) *webFlags {
@@ -30,7 +29,6 @@ func addWebFlags(fs *pflag.FlagSet) *webFlags {
 	fs.IntVar(&w.maxPages, "crawl-max-pages", web.DefaultMaxPages, "URLs: pages kept per crawl")
 	fs.Int64Var(&w.maxBytes, "crawl-max-bytes", web.DefaultMaxBytes, "URLs: bytes fetched per crawl")
 	fs.DurationVar(&w.timeout, "crawl-timeout", web.DefaultTimeout, "URLs: time allowed per crawl")
-	fs.BoolVar(&w.allowPrivate, "allow-private-network", false, "URLs: allow loopback, private and link-local addresses")
 	return w
 }
 
@@ -128,7 +126,7 @@ func (lp *localPipeline) registerURL(ctx context.Context, f *runFlags, rawURL st
 		w = &webFlags{}
 	}
 	if lp.web == nil {
-		lp.web = web.NewFetcher(web.FetcherOptions{UserAgent: web.UserAgent(buildVersion()), AllowPrivateNetwork: w.allowPrivate})
+		lp.web = web.NewFetcher(web.FetcherOptions{UserAgent: web.UserAgent(buildVersion()), AllowPrivateNetwork: f.allowPrivate})
 	}
 	src := &web.Source{Ingester: lp.ingester, Fetcher: lp.web, Limits: web.Limits{Depth: w.depth, MaxPages: w.maxPages, MaxBytes: w.maxBytes, Timeout: w.timeout}}
 	got, err := src.Register(ctx, pipeline.IngestRequest{ProjectID: f.project, Pipeline: lp.pipeline.name, PipelineVersion: lp.pipeline.version}, rawURL)

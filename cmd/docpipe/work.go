@@ -50,7 +50,7 @@ func work(ctx context.Context, f *runFlags) error {
 	if err := lp.backend.WaitLockHome(ctx); err != nil {
 		return err
 	}
-	stopRelay, err := startRelay(ctx, lp.backend, f.notify, lp.logger)
+	stopRelay, err := startRelay(ctx, lp.backend, f.notify, f.allowPrivate, lp.logger)
 	if err != nil {
 		return err
 	}

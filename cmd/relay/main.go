@@ -14,7 +14,9 @@
 // Configuration: DOCPIPE_TABLE; DOCPIPE_BUCKET (results as s3:// URIs);
 // DOCPIPE_WEBHOOK_URL and DOCPIPE_WEBHOOK_SECRET (whsec_..., or empty for
 // unsigned requests); DOCPIPE_EVENTBRIDGE_BUS; project webhooks read their
-// secrets from the variables they name. AWS settings from the SDK's chain.
+// secrets from the variables they name. Webhooks reach only public
+// addresses (never the Lambda runtime API or the VPC) unless
+// DOCPIPE_ALLOW_PRIVATE_NETWORK is true. AWS settings from the SDK's chain.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -55,6 +58,11 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	}
 	repo := pipeline.NewRepository(dynamotable.New(dynamodb.NewFromConfig(cfg), tableName))
 	c := relay.Config{WebhookURL: getenv(backend.EnvWebhookURL), WebhookSecret: getenv(backend.EnvWebhookSecret), EventBridgeBus: getenv(backend.EnvEventBridgeBus)}
+	if v := getenv(backend.EnvAllowPrivateNetwork); v != "" {
+		if c.AllowPrivateNetwork, err = strconv.ParseBool(v); err != nil {
+			return nil, fmt.Errorf("%s=%q: want true or false", backend.EnvAllowPrivateNetwork, v)
+		}
+	}
 	sinks, err := c.Sinks(func() (relay.EventBridgeAPI, error) { return eventbridge.NewFromConfig(cfg), nil })
 	if err != nil {
 		return nil, err
@@ -62,7 +70,7 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	r := &relay.Relay{
 		Repo:         repo,
 		Sinks:        sinks,
-		ProjectSinks: relay.StoredProjectSinks(repo, getenv),
+		ProjectSinks: relay.StoredProjectSinks(repo, getenv, c.WebhookOptions()...),
 		Logger:       logger,
 	}
 	if bucket := getenv(backend.EnvBucket); bucket != "" {

@@ -38,17 +38,21 @@ type (
 		Pages    *pipeline.PageRange `yaml:"pages,omitempty"`
 	}
 	fileRun struct {
-		Builtin string      `yaml:"builtin,omitempty"`
-		Command []string    `yaml:"command,flow,omitempty"`
-		Batch   bool        `yaml:"batch,omitempty"`
-		HTTP    string      `yaml:"http,omitempty"`
-		Lambda  string      `yaml:"lambda,omitempty"`
-		Review  *fileReview `yaml:"review,omitempty"`
+		Builtin string                `yaml:"builtin,omitempty"`
+		Command []string              `yaml:"command,flow,omitempty"`
+		Batch   bool                  `yaml:"batch,omitempty"`
+		HTTP    string                `yaml:"http,omitempty"`
+		Lambda  string                `yaml:"lambda,omitempty"`
+		Review  *fileReview           `yaml:"review,omitempty"`
+		Headers map[string]fileHeader `yaml:"headers,omitempty"`
 		// A review's due date and outcomes.
 		Due       string `yaml:"due,omitempty"`
 		HardLimit string `yaml:"hard_limit,omitempty"`
 		OnTimeout string `yaml:"on_timeout,omitempty"`
 		OnReject  string `yaml:"on_reject,omitempty"`
+	}
+	fileHeader struct {
+		Env string `yaml:"env"`
 	}
 	fileReview struct {
 		Assign []string `yaml:"assign,flow,omitempty"`
@@ -96,6 +100,12 @@ func Format(def pipeline.Definition) []byte {
 
 func formatRun(r pipeline.RunSpec) fileRun {
 	f := fileRun{Builtin: r.Builtin, Command: r.Command, Batch: r.Batch, HTTP: r.HTTP, Lambda: r.Lambda}
+	if len(r.Headers) > 0 {
+		f.Headers = map[string]fileHeader{}
+		for name, h := range r.Headers {
+			f.Headers[name] = fileHeader{Env: h.Env}
+		}
+	}
 	if rv := r.Review; rv != nil {
 		f.Review = &fileReview{Assign: rv.Assign, Group: rv.Group}
 		f.Due, f.OnTimeout, f.OnReject = seconds(rv.DueSeconds), rv.OnTimeout, rv.OnReject

@@ -244,7 +244,7 @@ func (d *decoder) run(n *yaml.Node, stage string, lines map[string]int) pipeline
 	// that only a review stage may set.
 	var rv pipeline.ReviewSpec
 	reviewLine := 0
-	d.mapping(n, stage, "builtin, command, batch, http, lambda, review, due, hard_limit, on_timeout, on_reject", func(key string, line int, v *yaml.Node) bool {
+	d.mapping(n, stage, "builtin, command, batch, http, headers, lambda, review, due, hard_limit, on_timeout, on_reject", func(key string, line int, v *yaml.Node) bool {
 		switch key {
 		case "builtin":
 			r.Builtin = d.str(v, stage)
@@ -258,6 +258,8 @@ func (d *decoder) run(n *yaml.Node, stage string, lines map[string]int) pipeline
 			lines["run.batch"] = line
 		case "http":
 			r.HTTP = d.str(v, stage)
+		case "headers":
+			r.Headers = d.headers(v, stage)
 		case "lambda":
 			r.Lambda = d.str(v, stage)
 		case "review":
@@ -283,6 +285,24 @@ func (d *decoder) run(n *yaml.Node, stage string, lines map[string]int) pipeline
 		d.add(reviewLine, stage, "due, hard_limit, on_timeout and on_reject belong to a review stage; run sets no review")
 	}
 	return r
+}
+
+// headers reads {Name: {env: VARIABLE}, ...}.
+func (d *decoder) headers(n *yaml.Node, stage string) map[string]pipeline.HeaderValue {
+	hs := map[string]pipeline.HeaderValue{}
+	d.mapping(n, stage, "header names", func(name string, _ int, v *yaml.Node) bool {
+		var h pipeline.HeaderValue
+		d.mapping(v, stage, "env", func(key string, _ int, v *yaml.Node) bool {
+			if key != "env" {
+				return false
+			}
+			h.Env = d.str(v, stage)
+			return true
+		})
+		hs[name] = h
+		return true
+	})
+	return hs
 }
 
 func (d *decoder) review(n *yaml.Node, stage string, rv *pipeline.ReviewSpec) {

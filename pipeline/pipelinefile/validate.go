@@ -2,6 +2,8 @@ package pipelinefile
 
 import (
 	"fmt"
+	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -11,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/docpipe/docpipe/internal/redact"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/childenv"
@@ -149,8 +154,30 @@ func (v *validator) stage(i int, st pipeline.Stage) {
 	v.when(i, st)
 }
 
+// reservedHeaders are set by docpipe or by HTTP itself.
+var reservedHeaders = []string{"Host", "Content-Type", "Content-Length", "Transfer-Encoding", "Connection", "Te", "Trailer", "Upgrade"}
+
+// envName is a portable environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (v *validator) headers(i int, hs map[string]pipeline.HeaderValue) {
+	for _, name := range slices.Sorted(maps.Keys(hs)) {
+		switch h := hs[name]; {
+		case !httpguts.ValidHeaderFieldName(name):
+			v.at(i, "run", "header %q is not a valid header name", name)
+		case slices.Contains(reservedHeaders, http.CanonicalHeaderKey(name)):
+			v.at(i, "run", "header %s is set by docpipe, not the pipeline file", name)
+		case !envName.MatchString(h.Env):
+			v.at(i, "run", "header %s: env must name an environment variable (letters, digits, _), got %q", name, h.Env)
+		}
+	}
+}
+
 func (v *validator) run(i int, st pipeline.Stage) {
 	r := st.Run
+	if len(r.Headers) > 0 && r.Kind() != pipeline.RunHTTP {
+		v.at(i, "run", "headers are for http stages")
+	}
 	switch kinds := r.Kinds(); len(kinds) {
 	case 0:
 		v.at(i, "run", "run must set one of builtin, command, http, lambda, review")
@@ -192,8 +219,9 @@ func (v *validator) run(i int, st pipeline.Stage) {
 	case pipeline.RunHTTP:
 		u, err := url.Parse(r.HTTP)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.at(i, "run", "http must be an http:// or https:// URL, got %q", r.HTTP)
+			v.at(i, "run", "http must be an http:// or https:// URL, got %q", redact.URL(r.HTTP))
 		}
+		v.headers(i, r.Headers)
 	case pipeline.RunLambda:
 		if v.target == TargetEmbedded {
 			v.at(i, "run", "lambda runs only on the AWS target, not the embedded engine")

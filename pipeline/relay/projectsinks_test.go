@@ -65,7 +65,7 @@ func TestProjectSinksReceiveOnlyTheirProject(t *testing.T) {
 	d := b.newWorkflow(t, pipeline.WorkflowCompleted) // project "default": no sinks of its own
 
 	r := b.relay(t, webhook(t, all))
-	r.ProjectSinks = relay.StoredProjectSinks(b.repo, func(k string) string { return env[k] })
+	r.ProjectSinks = relay.StoredProjectSinks(b.repo, func(k string) string { return env[k] }, relay.AllowPrivateNetwork())
 	if s := drain(t, r); s.Delivered != 3 {
 		t.Fatalf("stats %+v, want 3 delivered", s)
 	}
@@ -91,7 +91,7 @@ func TestEventWithoutSinksStaysPending(t *testing.T) {
 	lonely := b.newWorkflow(t, pipeline.WorkflowCompleted)
 
 	r := b.relay(t)
-	r.ProjectSinks = relay.StoredProjectSinks(b.repo, func(string) string { return secret })
+	r.ProjectSinks = relay.StoredProjectSinks(b.repo, func(string) string { return secret }, relay.AllowPrivateNetwork())
 	if s := drain(t, r); s.Delivered != 1 || s.Waiting != 1 {
 		t.Fatalf("stats %+v, want 1 delivered, 1 waiting", s)
 	}
@@ -116,7 +116,7 @@ func TestMisconfiguredProjectSinkFailsItsEvents(t *testing.T) {
 	b.project(t, "contracts", pipeline.ProjectSinks{WebhookURL: rc.srv.URL, WebhookSecretEnv: "UNSET_SECRET"})
 	c := b.completedIn(t, "contracts")
 	r := b.relay(t)
-	r.ProjectSinks = relay.StoredProjectSinks(b.repo, func(string) string { return "" })
+	r.ProjectSinks = relay.StoredProjectSinks(b.repo, func(string) string { return "" }, relay.AllowPrivateNetwork())
 	if s := drain(t, r); s.Retrying != 1 {
 		t.Fatalf("stats %+v, want 1 retrying", s)
 	}

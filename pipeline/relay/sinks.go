@@ -17,6 +17,8 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/docpipe/docpipe/internal/netguard"
+	"github.com/docpipe/docpipe/internal/redact"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/childenv"
 )
@@ -36,18 +38,29 @@ const DefaultWebhookTimeout = 10 * time.Second
 // Webhook POSTs events signed as the Standard Webhooks specification says:
 // webhook-id (the event id), webhook-timestamp (unix seconds) and
 // webhook-signature ("v1,<base64 HMAC-SHA256 of id.timestamp.body>").
+//
+// It connects only to public addresses (see netguard) unless
+// AllowPrivateNetwork is given, and never follows a redirect: a receiver
+// could otherwise send the signed event to any address its own network
+// reaches.
 type Webhook struct {
-	url    *url.URL
-	signer *standardwebhooks.Webhook // nil: unsigned
-	client *http.Client
-	now    func() time.Time
+	url          *url.URL
+	signer       *standardwebhooks.Webhook // nil: unsigned
+	timeout      time.Duration
+	allowPrivate bool
+	client       *http.Client
+	now          func() time.Time
 }
 
 // WebhookOption configures a Webhook.
 type WebhookOption func(*Webhook)
 
-// WithHTTPClient replaces the client (and with it the timeout).
-func WithHTTPClient(c *http.Client) WebhookOption { return func(w *Webhook) { w.client = c } }
+// WithTimeout bounds one request (DefaultWebhookTimeout otherwise).
+func WithTimeout(d time.Duration) WebhookOption { return func(w *Webhook) { w.timeout = d } }
+
+// AllowPrivateNetwork lets the webhook reach addresses that are not
+// public: loopback, private, link-local (tests, intranets).
+func AllowPrivateNetwork() WebhookOption { return func(w *Webhook) { w.allowPrivate = true } }
 
 // WithWebhookClock injects the clock behind webhook-timestamp.
 func WithWebhookClock(now func() time.Time) WebhookOption { return func(w *Webhook) { w.now = now } }
@@ -57,9 +70,9 @@ func WithWebhookClock(now func() time.Time) WebhookOption { return func(w *Webho
 func NewWebhook(rawURL, secret string, opts ...WebhookOption) (*Webhook, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("relay: webhook URL %q is not an http(s) URL", redactURL(rawURL))
+		return nil, fmt.Errorf("relay: webhook URL %q is not an http(s) URL", redact.URL(rawURL))
 	}
-	w := &Webhook{url: u, client: &http.Client{Timeout: DefaultWebhookTimeout}, now: time.Now}
+	w := &Webhook{url: u, timeout: DefaultWebhookTimeout, now: time.Now}
 	if secret != "" {
 		if w.signer, err = standardwebhooks.NewWebhook(secret); err != nil {
 			// The library's error may quote the secret.
@@ -68,6 +81,17 @@ func NewWebhook(rawURL, secret string, opts ...WebhookOption) (*Webhook, error) 
 	}
 	for _, o := range opts {
 		o(w)
+	}
+	w.client = &http.Client{
+		Timeout: w.timeout,
+		Transport: &http.Transport{
+			Proxy:               nil, // a proxy would dial on our behalf, past the address check
+			DialContext:         netguard.Dialer(w.allowPrivate).DialContext,
+			TLSHandshakeTimeout: 10 * time.Second,
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     30 * time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return w, nil
 }
@@ -78,7 +102,7 @@ func (w *Webhook) String() string {
 	if w.signer != nil {
 		signed = "signed"
 	}
-	return "webhook " + w.url.Redacted() + " (" + signed + ")"
+	return "webhook " + redact.URL(w.url.String()) + " (" + signed + ")"
 }
 
 // Deliver posts body; any 2xx status is success.
@@ -106,21 +130,21 @@ func (w *Webhook) Deliver(ctx context.Context, ev pipeline.Event, body []byte) e
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("POST %s: %w", w.url.Redacted(), err)
+		return fmt.Errorf("POST %s: %w", redact.URL(w.url.String()), err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // reuse the connection
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		where := "no Location"
+		if loc, err := resp.Location(); err == nil {
+			where = "Location " + redact.URL(loc.String())
+		}
+		return fmt.Errorf("POST %s: %s, %s (redirects are not followed)", redact.URL(w.url.String()), resp.Status, where)
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("POST %s: %s", w.url.Redacted(), resp.Status)
+		return fmt.Errorf("POST %s: %s", redact.URL(w.url.String()), resp.Status)
 	}
 	return nil
-}
-
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable)"
 }
 
 // Command runs a shell command per event with the event JSON on stdin.
@@ -204,8 +228,9 @@ func (e EventBridge) Deliver(ctx context.Context, ev pipeline.Event, body []byte
 // secret from the variable the project names. A sink that cannot be built
 // (its secret variable unset, say) fails each delivery with the reason, so
 // the project's events retry and end up dead, visible to `docpipe events
-// --failed`, while other projects' events flow.
-func StoredProjectSinks(repo *pipeline.Repository, getenv func(string) string) func(context.Context, string) ([]Sink, error) {
+// --failed`, while other projects' events flow. opts apply to every
+// project webhook.
+func StoredProjectSinks(repo *pipeline.Repository, getenv func(string) string, opts ...WebhookOption) func(context.Context, string) ([]Sink, error) {
 	return func(ctx context.Context, projectID string) ([]Sink, error) {
 		ps, err := repo.GetProjectSinks(ctx, projectID)
 		if err != nil || ps.Empty() {
@@ -218,7 +243,7 @@ func StoredProjectSinks(repo *pipeline.Repository, getenv func(string) string) f
 				return []Sink{brokenSink{name, fmt.Errorf("%s: environment variable %s (its secret) is not set", name, ps.WebhookSecretEnv)}}, nil
 			}
 		}
-		w, err := NewWebhook(ps.WebhookURL, secret)
+		w, err := NewWebhook(ps.WebhookURL, secret, opts...)
 		if err != nil {
 			return []Sink{brokenSink{name, fmt.Errorf("%s: %w", name, err)}}, nil
 		}
@@ -244,6 +269,18 @@ type Config struct {
 	Command        string
 	CommandEnv     []string // variables the command gets besides the minimal set
 	EventBridgeBus string
+	// AllowPrivateNetwork lets webhooks reach addresses that are not
+	// public; see AllowPrivateNetwork.
+	AllowPrivateNetwork bool
+}
+
+// WebhookOptions are the options every webhook built from c takes,
+// project webhooks included.
+func (c Config) WebhookOptions() []WebhookOption {
+	if c.AllowPrivateNetwork {
+		return []WebhookOption{AllowPrivateNetwork()}
+	}
+	return nil
 }
 
 // ConfigError is a sink configuration the user must correct (a bad URL or
@@ -258,7 +295,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 func (c Config) Sinks(newEventBridge func() (EventBridgeAPI, error)) ([]Sink, error) {
 	var sinks []Sink
 	if c.WebhookURL != "" {
-		w, err := NewWebhook(c.WebhookURL, c.WebhookSecret)
+		w, err := NewWebhook(c.WebhookURL, c.WebhookSecret, c.WebhookOptions()...)
 		if err != nil {
 			return nil, &ConfigError{Err: err}
 		}

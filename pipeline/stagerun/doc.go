@@ -190,5 +190,22 @@
 //
 // An HTTP stage is one POST with Accept: application/json and
 // User-Agent: docpipe/<version>. Redirects are followed as net/http does
-// by default.
+// by default. The pipeline's author chooses the URL, so it may be any
+// address the runner reaches, loopback and private ones included.
+//
+// A credential belongs in a header, not the URL: the pipeline file names
+// the environment variable that holds each header's value, and the
+// runner reads it at every request (HTTP.HeaderEnv):
+//
+//	run:
+//	  http: https://classifier.example.com/run
+//	  headers:
+//	    Authorization: {env: CLASSIFIER_AUTH}   # e.g. "Bearer ..."
+//
+// An unset variable fails the stage permanently, before anything is sent.
+// Header names must be valid and not ones docpipe sets (Host,
+// Content-Type, Content-Length and the hop-by-hop ones). Wherever a stage's
+// URL is shown (pipeline show, the dashboard, errors) its user information
+// and secret-looking query values (key, token, sig, X-Amz-Signature, ...)
+// are replaced by REDACTED; headers are shown by variable name only.
 package stagerun

@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
 	"runtime/debug"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/redact"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -34,6 +37,17 @@ type HTTP struct {
 	MaxOutput int64
 	// MaxRequest bounds the request body, inline inputs included.
 	MaxRequest int
+	// HeaderEnv maps headers to send to the environment variables that
+	// hold their values, read at every request.
+	HeaderEnv map[string]string
+	// Getenv reads them; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// WithHeaderEnv sets HeaderEnv and returns h.
+func (h *HTTP) WithHeaderEnv(m map[string]string) *HTTP {
+	h.HeaderEnv = m
+	return h
 }
 
 // NewHTTP returns a runner posting to url, bounded by timeout. A nil
@@ -61,18 +75,21 @@ func (h *HTTP) Run(ctx context.Context, req Request) (Result, error) {
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(runCtx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err == nil && hreq.URL.Scheme != "http" && hreq.URL.Scheme != "https" {
-		err = fmt.Errorf("%q is not an http or https URL", h.URL)
+		err = fmt.Errorf("%q is not an http or https URL", redact.URL(h.URL))
 	}
 	if err != nil {
-		return Result{}, &steperr.StageFailedError{Reason: fmt.Sprintf("%s: %v", req.Stage, err)}
+		return Result{}, &steperr.StageFailedError{Reason: fmt.Sprintf("%s: %v", req.Stage, withoutURL(err, h.URL))}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
 	hreq.Header.Set("User-Agent", h.UserAgent)
+	if err := h.setHeaders(hreq.Header, req.Stage); err != nil {
+		return Result{}, err
+	}
 
 	resp, err := h.Client.Do(hreq)
 	if err != nil {
-		return Result{}, h.sendError(ctx, runCtx, req.Stage, err)
+		return Result{}, h.sendError(ctx, runCtx, req.Stage, withoutURL(err, h.URL))
 	}
 	defer func() { _ = resp.Body.Close() }()
 
@@ -115,6 +132,33 @@ func (h *HTTP) sendError(ctx, runCtx context.Context, stage string, err error) e
 		return &steperr.StageFailedError{Reason: fmt.Sprintf("%s: %v", stage, err)}
 	}
 	return &steperr.TransientError{Reason: fmt.Sprintf("%s: %v", stage, err)}
+}
+
+// setHeaders adds the headers read from the environment. An unset
+// variable fails the stage for good: retrying will not set it.
+func (h *HTTP) setHeaders(hdr http.Header, stage string) error {
+	getenv := h.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	for name, env := range h.HeaderEnv {
+		v := getenv(env)
+		if v == "" {
+			return &steperr.StageFailedError{Reason: fmt.Sprintf("%s: header %s: environment variable %s is not set", stage, name, env)}
+		}
+		hdr.Set(name, v)
+	}
+	return nil
+}
+
+// withoutURL replaces the URL a url.Error quotes, which may carry
+// credentials, with its redacted form.
+func withoutURL(err error, rawURL string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &url.Error{Op: ue.Op, URL: redact.URL(rawURL), Err: ue.Err}
+	}
+	return err
 }
 
 // statusError classifies a non-2xx answer; its reason ends with the tail

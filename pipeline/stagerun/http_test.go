@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,5 +161,48 @@ func TestHTTPURLMustBeHTTP(t *testing.T) {
 	for _, url := range []string{"ftp://example.com/stage", "://nope"} {
 		_, err := NewHTTP(url, time.Minute, nil).Run(t.Context(), segmentRequest(t, "x"))
 		wantErr(t, err, steperr.NameStageFailed, "shout: ")
+	}
+}
+
+// A failing stage's reason names its URL without the URL's secrets.
+func TestHTTPErrorsHideURLSecrets(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	refused := strings.Replace(srv.URL, "http://", "http://user:PASSWORD-81@", 1) + "/x?api_key=KEY-82"
+	srv.Close()
+	for _, url := range []string{refused, "ftp://user:PASSWORD-81@example.com/?token=KEY-82"} {
+		_, err := NewHTTP(url, time.Minute, nil).Run(t.Context(), segmentRequest(t, "x"))
+		if err == nil || strings.Contains(err.Error(), "PASSWORD-81") || strings.Contains(err.Error(), "KEY-82") {
+			t.Errorf("%s: error %v shows a secret", url, err)
+		}
+	}
+}
+
+// Headers come from the environment at every request; an unset variable
+// fails the stage for good without sending anything.
+func TestHTTPHeadersFromEnv(t *testing.T) {
+	t.Parallel()
+	var auth atomic.Value
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		auth.Store(r.Header.Get("Authorization"))
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"CLASSIFIER_AUTH": "Bearer tok-1"}
+	h := NewHTTP(srv.URL, time.Minute, nil).WithHeaderEnv(map[string]string{"Authorization": "CLASSIFIER_AUTH"})
+	h.Getenv = func(k string) string { return env[k] }
+	if _, err := h.Run(t.Context(), segmentRequest(t, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := auth.Load(); got != "Bearer tok-1" {
+		t.Errorf("Authorization %q", got)
+	}
+	delete(env, "CLASSIFIER_AUTH")
+	_, err := h.Run(t.Context(), segmentRequest(t, "x"))
+	wantErr(t, err, steperr.NameStageFailed, "CLASSIFIER_AUTH is not set")
+	if hits.Load() != 1 {
+		t.Errorf("%d requests, want 1", hits.Load())
 	}
 }

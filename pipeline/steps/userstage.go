@@ -52,7 +52,7 @@ func (h *handlers) prepareStage(ctx context.Context, in pipeline.StepInput, pipe
 			job.batch = b
 		}
 	case pipeline.RunHTTP:
-		job.runner = stagerun.NewHTTP(st.Run.HTTP, timeout, h.HTTPClient)
+		job.runner = stagerun.NewHTTP(st.Run.HTTP, timeout, h.HTTPClient).WithHeaderEnv(st.Run.HeaderEnv())
 	case pipeline.RunLambda:
 		if h.Lambda == nil {
 			return nil, nil, &steperr.StageFailedError{Reason: fmt.Sprintf("%s: lambda stages run only on AWS; this engine has no Lambda client", st.Name)}

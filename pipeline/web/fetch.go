@@ -17,6 +17,7 @@ import (
 
 	"github.com/temoto/robotstxt"
 
+	"github.com/docpipe/docpipe/internal/netguard"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -74,8 +75,9 @@ type FetcherOptions struct {
 	UserAgent string
 	// MaxPageBytes bounds one response body (default 16 MiB).
 	MaxPageBytes int64
-	// AllowPrivateNetwork lets requests reach loopback, private and
-	// link-local addresses (tests, intranets).
+	// AllowPrivateNetwork lets requests reach addresses that are not
+	// public (see netguard): loopback, private, link-local (tests,
+	// intranets).
 	AllowPrivateNetwork bool
 	// Timeout bounds one request, body included (default 30 s).
 	Timeout time.Duration
@@ -97,7 +99,7 @@ func NewFetcher(o FetcherOptions) *Fetcher {
 	}
 	tr := &http.Transport{
 		Proxy:                 nil, // a proxy would dial on our behalf, past the address check
-		DialContext:           dialer(o.AllowPrivateNetwork).DialContext,
+		DialContext:           netguard.Dialer(o.AllowPrivateNetwork).DialContext,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: o.Timeout,
 		MaxIdleConnsPerHost:   4,

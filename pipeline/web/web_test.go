@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/netguard"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/pipeline/web"
 )
@@ -182,7 +182,7 @@ func TestRefusals(t *testing.T) {
 	s := newSite(t)
 	strict := web.NewFetcher(web.FetcherOptions{})
 	_, err := strict.Fetch(context.Background(), s.url(t, "/"), nil)
-	var fa *web.ForbiddenAddressError
+	var fa *netguard.ForbiddenAddressError
 	if !errors.As(err, &fa) || fa.Kind != "loopback" {
 		t.Errorf("fetching 127.0.0.1 without --allow-private-network: %v", err)
 	}
@@ -202,19 +202,6 @@ func TestRefusals(t *testing.T) {
 	u, _ := web.ParseURL(redirect.URL + "/x")
 	if _, err := localFetcher().Fetch(context.Background(), u, nil); err == nil || !strings.Contains(err.Error(), "only http and https") {
 		t.Errorf("redirect to file://: %v", err)
-	}
-}
-
-func TestNonPublicAddresses(t *testing.T) {
-	for addr, want := range map[string]string{
-		"127.0.0.1:80": "loopback", "[::1]:80": "loopback", "10.1.2.3:80": "private", "192.168.0.1:443": "private",
-		"172.16.5.4:80": "private", "[fd00::1]:80": "private", "169.254.169.254:80": "link-local", "[fe80::1]:80": "link-local",
-		"0.0.0.0:80": "unspecified", "100.64.0.1:80": "carrier-grade NAT", "[::ffff:127.0.0.1]:80": "loopback",
-		"93.184.216.34:80": "", "[2606:4700::1111]:443": "",
-	} {
-		if got := web.NonPublic(netip.MustParseAddrPort(addr).Addr()); got != want {
-			t.Errorf("%s: %q, want %q", addr, got, want)
-		}
 	}
 }
 

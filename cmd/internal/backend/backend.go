@@ -37,6 +37,9 @@ const (
 	EnvWebhookURL      = "DOCPIPE_WEBHOOK_URL"       // outcome events go to this webhook
 	EnvWebhookSecret   = "DOCPIPE_WEBHOOK_SECRET"    // its signing secret, whsec_...
 	EnvEventBridgeBus  = "DOCPIPE_EVENTBRIDGE_BUS"   // outcome events go to this bus
+	// EnvAllowPrivateNetwork "true" lets the relay's webhooks reach
+	// addresses that are not public.
+	EnvAllowPrivateNetwork = "DOCPIPE_ALLOW_PRIVATE_NETWORK"
 )
 
 // DefaultProject is the project documents join when none is named.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,7 +49,7 @@ func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error)
 	case errors.Is(err, errBadCursor):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, pipeline.ErrNotFound):
-		writeError(w, http.StatusNotFound, err.Error())
+		writeError(w, http.StatusNotFound, notFoundMessage(err))
 	case errors.Is(err, ErrBusy):
 		writeError(w, http.StatusConflict, err.Error())
 	case r.Context().Err() != nil:
@@ -57,6 +58,17 @@ func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error)
 		s.opts.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		writeError(w, http.StatusInternalServerError, err.Error())
 	}
+}
+
+// notFoundMessage names what was asked for ("analysis ID not found", the
+// context a handler wraps the error in) and leaves out the rest, which
+// holds the table's internal keys.
+func notFoundMessage(err error) string {
+	what, _, _ := strings.Cut(err.Error(), ": ")
+	if strings.ContainsAny(what, "#|") || what == err.Error() {
+		return "not found"
+	}
+	return what + " not found"
 }
 
 // pageLimit reads ?limit=, 1..max, def when absent.
@@ -329,6 +341,11 @@ func (s *Server) uploadFailed(w http.ResponseWriter, r *http.Request, err error)
 	var mbe *http.MaxBytesError
 	if errors.Is(err, errTooLarge) || errors.As(err, &mbe) {
 		writeError(w, http.StatusRequestEntityTooLarge, tooLargeMessage(s.opts.MaxUploadBytes))
+		return
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "the upload came in too slowly")
 		return
 	}
 	s.writeFailure(w, r, err)

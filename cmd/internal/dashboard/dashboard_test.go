@@ -147,8 +147,13 @@ func (r response) errorText(t testing.TB) string {
 	return e.Error
 }
 
+// do serves req. httptest's default Host, example.com, becomes 127.0.0.1,
+// what a browser on this machine sends.
 func (b *testBundle) do(t testing.TB, req *http.Request) response {
 	t.Helper()
+	if req.Host == "example.com" {
+		req.Host = "127.0.0.1"
+	}
 	rec := httptest.NewRecorder()
 	b.handler.ServeHTTP(rec, req)
 	return response{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
@@ -417,7 +422,7 @@ func TestCrossSitePostRefused(t *testing.T) {
 
 func TestToken(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(o *Options) { o.Token = "s3cret" })
+	b := setup(t, func(o *Options) { o.Token = "s3cret-s3cret-s3cret" })
 	expectCode(t, b.get(t, "/api/analyses"), http.StatusUnauthorized)
 	expectCode(t, b.get(t, "/"), http.StatusUnauthorized)
 	expectCode(t, b.get(t, "/?token=wrong"), http.StatusUnauthorized)
@@ -425,10 +430,10 @@ func TestToken(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "/api/analyses", nil)
 	req.Header.Set("Authorization", "Bearer wrong")
 	expectCode(t, b.do(t, req), http.StatusUnauthorized)
-	req.Header.Set("Authorization", "Bearer s3cret")
+	req.Header.Set("Authorization", "Bearer s3cret-s3cret-s3cret")
 	expectCode(t, b.do(t, req), http.StatusOK)
 
-	r := b.get(t, "/failed?token=s3cret")
+	r := b.get(t, "/failed?token=s3cret-s3cret-s3cret")
 	expectCode(t, r, http.StatusSeeOther)
 	if loc := r.header.Get("Location"); loc != "/failed" {
 		t.Errorf("redirect to %q keeps the token or loses the page", loc)
@@ -454,7 +459,8 @@ func TestCheckListen(t *testing.T) {
 		{"0.0.0.0:8080", "", false},
 		{":8080", "", false},
 		{"192.168.1.4:8080", "", false},
-		{"0.0.0.0:8080", "t", true},
+		{"0.0.0.0:8080", strings.Repeat("t", MinTokenLength), true},
+		{"0.0.0.0:8080", "short", false},
 		{"no-port", "", false},
 	} {
 		err := CheckListen(c.addr, c.token)
@@ -544,10 +550,10 @@ func TestBrokerPollsOnceForAllSubscribers(t *testing.T) {
 	br := newBroker(func(context.Context) (Snapshot, error) {
 		reads++
 		return Snapshot{Running: []progressView{{WorkflowID: "W1", UpdatedAt: fmt.Sprint(reads)}}}, nil
-	})
+	}, DefaultMaxLiveSubscribers)
 	var subs []chan []byte
 	for range 50 {
-		ch, cancel := br.subscribe()
+		ch, cancel, _ := br.subscribe()
 		defer cancel()
 		subs = append(subs, ch)
 	}
@@ -566,7 +572,7 @@ func TestBrokerPollsOnceForAllSubscribers(t *testing.T) {
 		}
 	}
 	// a subscriber arriving later starts from the latest snapshot
-	late, cancel := br.subscribe()
+	late, cancel, _ := br.subscribe()
 	defer cancel()
 	if len(<-late) == 0 {
 		t.Fatal("late subscriber got nothing")

@@ -72,7 +72,8 @@ func (s *Server) snapshot(ctx context.Context) (Snapshot, error) {
 
 // broker runs the poller and keeps the subscribers.
 type broker struct {
-	read func(context.Context) (Snapshot, error)
+	read    func(context.Context) (Snapshot, error)
+	maxSubs int // subscribers at once
 
 	mu     sync.Mutex
 	subs   map[chan []byte]struct{}
@@ -81,16 +82,21 @@ type broker struct {
 	wakeup chan struct{}
 }
 
-func newBroker(read func(context.Context) (Snapshot, error)) *broker {
-	return &broker{read: read, subs: map[chan []byte]struct{}{}, wakeup: make(chan struct{}, 1)}
+func newBroker(read func(context.Context) (Snapshot, error), maxSubs int) *broker {
+	return &broker{read: read, maxSubs: maxSubs, subs: map[chan []byte]struct{}{}, wakeup: make(chan struct{}, 1)}
 }
 
 // subscribe returns a channel of encoded snapshots, starting with the
 // latest one when there is one. Slow subscribers miss intermediate
-// snapshots rather than holding the poller up.
-func (b *broker) subscribe() (chan []byte, func()) {
+// snapshots rather than holding the poller up. ok is false when maxSubs
+// are subscribed already.
+func (b *broker) subscribe() (_ chan []byte, unsubscribe func(), ok bool) {
 	ch := make(chan []byte, 1)
 	b.mu.Lock()
+	if len(b.subs) >= b.maxSubs {
+		b.mu.Unlock()
+		return nil, nil, false
+	}
 	b.subs[ch] = struct{}{}
 	if b.last != nil {
 		ch <- b.last
@@ -101,7 +107,7 @@ func (b *broker) subscribe() (chan []byte, func()) {
 		b.mu.Lock()
 		delete(b.subs, ch)
 		b.mu.Unlock()
-	}
+	}, true
 }
 
 // poke asks for a snapshot before the next tick (after an upload or a
@@ -180,13 +186,18 @@ func (b *broker) pollOnce(ctx context.Context) {
 
 // GET /api/events: server-sent events, one "snapshot" event per poll.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
+	ch, unsubscribe, ok := s.live.subscribe()
+	if !ok {
+		w.Header().Set("Retry-After", "30")
+		writeError(w, http.StatusServiceUnavailable, "too many live streams open; try again later")
+		return
+	}
+	defer unsubscribe()
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
-	ch, unsubscribe := s.live.subscribe()
-	defer unsubscribe()
 	w.WriteHeader(http.StatusOK)
 	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil {
 		return

@@ -56,7 +56,7 @@ type versionView struct {
 func newVersionView(v pipeline.PipelineVersion) versionView {
 	return versionView{
 		PipelineVersion: v, BatchSize: v.Definition.BatchSize, MaxConcurrency: v.Definition.MaxConcurrency,
-		StageRows: stageRows(v.Definition), Definition: v.Definition,
+		StageRows: stageRows(v.Definition), Definition: v.Definition.Redacted(),
 	}
 }
 

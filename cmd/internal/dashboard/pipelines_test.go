@@ -189,3 +189,27 @@ func TestPipelinesPages(t *testing.T) {
 	expectCode(t, b.get(t, "/pipelines/docpipe?version=-1"), http.StatusBadRequest)
 	expectCode(t, b.get(t, "/pipelines/docpipe?cursor=junk"), http.StatusBadRequest)
 }
+
+// An HTTP stage's URL is shown without its credentials, on the page and
+// in the API.
+func TestPipelineURLSecretsHidden(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	def := pipelinefile.Default().Clone()
+	def.Name = "hooked"
+	for i := range def.Stages {
+		if def.Stages[i].Name == pipeline.StepOCR {
+			def.Stages[i].Run = pipeline.RunSpec{HTTP: "https://user:PASSWORD-91@ocr.example.com/run?api_key=KEY-92&mode=fast"}
+		}
+	}
+	if _, _, err := b.repo.ApplyPipeline(context.Background(), def); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{"/pipelines/hooked", "/api/pipelines/hooked/versions/current"} {
+		r := b.get(t, url)
+		expectCode(t, r, http.StatusOK)
+		if body := string(r.body); !strings.Contains(body, "ocr.example.com") || strings.Contains(body, "PASSWORD-91") || strings.Contains(body, "KEY-92") {
+			t.Errorf("%s shows the URL's secrets, or no URL:\n%s", url, r.body)
+		}
+	}
+}

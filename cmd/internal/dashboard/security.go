@@ -19,12 +19,27 @@ const tokenCookie = "docpipe_token"
 // styles and images: no inline script, no outside host.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'"
 
+// MinTokenLength is the shortest token accepted: 16 random characters
+// are beyond guessing at any rate a server answers.
+const MinTokenLength = 16
+
+// CheckToken refuses a token short enough to guess; "" is no token.
+func CheckToken(token string) error {
+	if token != "" && len(token) < MinTokenLength {
+		return fmt.Errorf("the token must be at least %d characters (it has %d); make one with: openssl rand -hex 24", MinTokenLength, len(token))
+	}
+	return nil
+}
+
 // CheckListen refuses to expose the dashboard beyond this machine without a
 // token: any address other than a loopback one needs it.
 func CheckListen(addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if err := CheckToken(token); err != nil {
+		return err
 	}
 	if token != "" || isLoopback(host) {
 		return nil
@@ -38,6 +53,24 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// requireLoopbackHost guards a dashboard without a token against DNS
+// rebinding: a page on attacker.example whose name later resolves to
+// 127.0.0.1 sends "Host: attacker.example", which is refused with 421.
+// Only loopback addresses and localhost, with any port, are accepted.
+func requireLoopbackHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host == "" || !isLoopback(host) {
+			writeError(w, http.StatusMisdirectedRequest, "this dashboard answers only to localhost and loopback addresses; set a token to serve it under another name")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func securityHeaders(next http.Handler) http.Handler {
@@ -57,7 +90,7 @@ func securityHeaders(next http.Handler) http.Handler {
 // to the same page without the token in its address.
 func requireToken(token string, next http.Handler) http.Handler {
 	if token == "" {
-		return next
+		return requireLoopbackHost(next)
 	}
 	ok := func(got string) bool { return subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

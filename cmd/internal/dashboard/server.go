@@ -8,6 +8,7 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -47,8 +48,17 @@ type Options struct {
 	// MaxUploadBytes bounds one uploaded file (0: the limit `docpipe run`
 	// applies, extract.DefaultLimits.MaxFileBytes).
 	MaxUploadBytes int64
-	// Token, when set, is required on every request (see auth.go).
+	// Token, when set, is required on every request (see security.go);
+	// at least MinTokenLength characters. Without one, only requests
+	// addressed to localhost or a loopback address are answered.
 	Token string
+	// BodyGrace is how long a request body may take beyond what
+	// MinBodyRate allows for its size (0: 30 s); a body trickled slower
+	// is cut off, so it cannot hold a connection open indefinitely.
+	BodyGrace time.Duration
+	// MaxLiveSubscribers bounds the live streams open at once (0:
+	// DefaultMaxLiveSubscribers); past it /api/events answers 503.
+	MaxLiveSubscribers int
 	// PollInterval is how often the live stream reads the status index
 	// (0: one second), whatever the number of browsers.
 	PollInterval time.Duration
@@ -60,6 +70,31 @@ type Options struct {
 	// local engine resumes the parked workflow.
 	OnReviewDecided func(pipeline.Review)
 }
+
+// MinBodyRate is the slowest upload a request body may average.
+const MinBodyRate = 16 << 10 // bytes per second
+
+// bodyDeadline gives a request body until BodyGrace plus its size at
+// MinBodyRate (the upload limit when the size is not declared).
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			size := r.ContentLength
+			if size < 0 {
+				size = s.opts.MaxUploadBytes
+			}
+			d := s.opts.BodyGrace + time.Duration(size/MinBodyRate)*time.Second
+			// Not every ResponseWriter supports deadlines (tests' recorders).
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// DefaultMaxLiveSubscribers bounds the live streams: each holds a
+// connection, a file descriptor and a goroutine for as long as a page is
+// open.
+const DefaultMaxLiveSubscribers = 256
 
 // Server serves the dashboard.
 type Server struct {
@@ -73,8 +108,17 @@ func New(o Options) (*Server, error) {
 	if o.Repo == nil || o.Blobs == nil || o.Starter == nil {
 		return nil, errors.New("dashboard: Repo, Blobs and Starter are required")
 	}
+	if err := CheckToken(o.Token); err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
 	if o.Project == "" {
 		o.Project = "default"
+	}
+	if o.BodyGrace <= 0 {
+		o.BodyGrace = 30 * time.Second
+	}
+	if o.MaxLiveSubscribers <= 0 {
+		o.MaxLiveSubscribers = DefaultMaxLiveSubscribers
 	}
 	if o.MaxUploadBytes <= 0 {
 		o.MaxUploadBytes = extract.DefaultLimits.MaxFileBytes
@@ -90,7 +134,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, pages: pages}
-	s.live = newBroker(func(ctx context.Context) (Snapshot, error) { return s.snapshot(ctx) })
+	s.live = newBroker(func(ctx context.Context) (Snapshot, error) { return s.snapshot(ctx) }, o.MaxLiveSubscribers)
 	return s, nil
 }
 
@@ -152,5 +196,5 @@ func (s *Server) Handler() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "cross-site request refused")
 	}))
-	return securityHeaders(requireToken(s.opts.Token, cop.Handler(mux)))
+	return securityHeaders(requireToken(s.opts.Token, s.bodyDeadline(cop.Handler(mux))))
 }

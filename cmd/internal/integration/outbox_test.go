@@ -83,7 +83,7 @@ func TestOutboxThroughStreamToRelay(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	hook, err := relay.NewWebhook(srv.URL, outboxSecret)
+	hook, err := relay.NewWebhook(srv.URL, outboxSecret, relay.AllowPrivateNetwork())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func newFixture(t *testing.T) *fixture {
 		f.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	w, err := relay.NewWebhook(srv.URL, "")
+	w, err := relay.NewWebhook(srv.URL, "", relay.AllowPrivateNetwork())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,0 @@
-package web
-
-var NonPublic = nonPublic
