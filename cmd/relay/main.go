@@ -12,9 +12,12 @@
 // (`docpipe events sinks`), at least once and in order per workflow.
 //
 // Configuration: DOCPIPE_TABLE; DOCPIPE_BUCKET (results as s3:// URIs);
-// DOCPIPE_WEBHOOK_URL and DOCPIPE_WEBHOOK_SECRET (whsec_..., or empty for
-// unsigned requests); DOCPIPE_EVENTBRIDGE_BUS; project webhooks read their
-// secrets from the variables they name. AWS settings from the SDK's chain.
+// DOCPIPE_WEBHOOK_URL; DOCPIPE_WEBHOOK_SECRET_ARN, the Secrets Manager
+// secret or SSM SecureString parameter holding its signing secret
+// (whsec_...), read once at start (none: unsigned requests);
+// DOCPIPE_WEBHOOK_SECRET, the secret itself, for local runs only;
+// DOCPIPE_EVENTBRIDGE_BUS; project webhooks read their secrets from the
+// variables they name. AWS settings from the SDK's chain.
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
@@ -53,8 +57,18 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	repo := pipeline.NewRepository(dynamotable.New(dynamodb.NewFromConfig(cfg), tableName))
-	c := relay.Config{WebhookURL: getenv(backend.EnvWebhookURL), WebhookSecret: getenv(backend.EnvWebhookSecret), EventBridgeBus: getenv(backend.EnvEventBridgeBus)}
+	return newRelayHandler(ctx, cfg, getenv, awsSecretStores(cfg), logger)
+}
+
+// newRelayHandler wires the relay from an AWS configuration and the stores
+// the webhook secret may be read from.
+func newRelayHandler(ctx context.Context, cfg aws.Config, getenv func(string) string, stores secretStores, logger *slog.Logger) (*relayfn.Handler, error) {
+	secret, err := webhookSecret(ctx, getenv, stores)
+	if err != nil {
+		return nil, err
+	}
+	repo := pipeline.NewRepository(dynamotable.New(dynamodb.NewFromConfig(cfg), getenv(backend.EnvTable)))
+	c := relay.Config{WebhookURL: getenv(backend.EnvWebhookURL), WebhookSecret: secret, EventBridgeBus: getenv(backend.EnvEventBridgeBus)}
 	sinks, err := c.Sinks(func() (relay.EventBridgeAPI, error) { return eventbridge.NewFromConfig(cfg), nil })
 	if err != nil {
 		return nil, err
