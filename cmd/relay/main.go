@@ -12,11 +12,14 @@
 // (`docpipe events sinks`), at least once and in order per workflow.
 //
 // Configuration: DOCPIPE_TABLE; DOCPIPE_BUCKET (results as s3:// URIs);
-// DOCPIPE_WEBHOOK_URL and DOCPIPE_WEBHOOK_SECRET (whsec_..., or empty for
-// unsigned requests); DOCPIPE_EVENTBRIDGE_BUS; project webhooks read their
-// secrets from the variables they name. Webhooks reach only public
-// addresses (never the Lambda runtime API or the VPC) unless
-// DOCPIPE_ALLOW_PRIVATE_NETWORK is true. AWS settings from the SDK's chain.
+// DOCPIPE_WEBHOOK_URL; DOCPIPE_WEBHOOK_SECRET_ARN, the Secrets Manager
+// secret or SSM SecureString parameter holding its signing secret
+// (whsec_...), read once at start (none: unsigned requests);
+// DOCPIPE_WEBHOOK_SECRET, the secret itself, for local runs only;
+// DOCPIPE_EVENTBRIDGE_BUS; project webhooks read their secrets from the
+// variables they name. Webhooks reach only public addresses (never the
+// Lambda runtime API or the VPC) unless DOCPIPE_ALLOW_PRIVATE_NETWORK is
+// true. AWS settings from the SDK's chain.
 package main
 
 import (
@@ -27,6 +30,7 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
@@ -56,8 +60,18 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	repo := pipeline.NewRepository(dynamotable.New(dynamodb.NewFromConfig(cfg), tableName))
-	c := relay.Config{WebhookURL: getenv(backend.EnvWebhookURL), WebhookSecret: getenv(backend.EnvWebhookSecret), EventBridgeBus: getenv(backend.EnvEventBridgeBus)}
+	return newRelayHandler(ctx, cfg, getenv, awsSecretStores(cfg), logger)
+}
+
+// newRelayHandler wires the relay from an AWS configuration and the stores
+// the webhook secret may be read from.
+func newRelayHandler(ctx context.Context, cfg aws.Config, getenv func(string) string, stores secretStores, logger *slog.Logger) (*relayfn.Handler, error) {
+	secret, err := webhookSecret(ctx, getenv, stores)
+	if err != nil {
+		return nil, err
+	}
+	repo := pipeline.NewRepository(dynamotable.New(dynamodb.NewFromConfig(cfg), getenv(backend.EnvTable)))
+	c := relay.Config{WebhookURL: getenv(backend.EnvWebhookURL), WebhookSecret: secret, EventBridgeBus: getenv(backend.EnvEventBridgeBus)}
 	if v := getenv(backend.EnvAllowPrivateNetwork); v != "" {
 		if c.AllowPrivateNetwork, err = strconv.ParseBool(v); err != nil {
 			return nil, fmt.Errorf("%s=%q: want true or false", backend.EnvAllowPrivateNetwork, v)

@@ -13,7 +13,6 @@ import (
 
 func TestConfiguration(t *testing.T) {
 	t.Parallel()
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	if _, err := newHandler(context.Background(), env(nil), nil); err == nil {
 		t.Error("no table: no error")
 	}

@@ -39,10 +39,13 @@ var (
 		"states:DescribeExecution", "states:StartExecution",
 	}
 	// Relay is cmd/relay: read the outbox (and project sinks), move events
-	// to delivered, retrying or dead, put them on an EventBridge bus.
+	// to delivered, retrying or dead, put them on an EventBridge bus; at
+	// start, read the webhook's signing secret from Secrets Manager or
+	// Parameter Store.
 	Relay = []string{
 		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem",
 		"events:PutEvents",
+		"secretsmanager:GetSecretValue", "ssm:GetParameter",
 	}
 )
 

@@ -27,13 +27,15 @@ import (
 // name as a string literal.
 
 var services = map[string]string{
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb":    "dynamodb",
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge": "events",
-	"github.com/aws/aws-sdk-go-v2/service/lambda":      "lambda",
-	"github.com/aws/aws-sdk-go-v2/service/s3":          "s3",
-	"github.com/aws/aws-sdk-go-v2/service/sfn":         "states",
-	"github.com/aws/aws-sdk-go-v2/service/sqs":         "sqs",
-	"github.com/aws/aws-sdk-go-v2/service/transcribe":  "transcribe",
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb":       "dynamodb",
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge":    "events",
+	"github.com/aws/aws-sdk-go-v2/service/lambda":         "lambda",
+	"github.com/aws/aws-sdk-go-v2/service/s3":             "s3",
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager": "secretsmanager",
+	"github.com/aws/aws-sdk-go-v2/service/sfn":            "states",
+	"github.com/aws/aws-sdk-go-v2/service/sqs":            "sqs",
+	"github.com/aws/aws-sdk-go-v2/service/ssm":            "ssm",
+	"github.com/aws/aws-sdk-go-v2/service/transcribe":     "transcribe",
 }
 
 var rawClients = map[string]struct{ service, method string }{

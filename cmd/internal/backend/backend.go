@@ -35,11 +35,14 @@ const (
 	EnvTranscribe      = "DOCPIPE_TRANSCRIBE"        // aws: Amazon Transcribe for audio; none (default): pocketsphinx when installed
 	EnvOCR             = "DOCPIPE_OCR"               // textract: Amazon Textract reads page images; tesseract (default): on the machine
 	EnvWebhookURL      = "DOCPIPE_WEBHOOK_URL"       // outcome events go to this webhook
-	EnvWebhookSecret   = "DOCPIPE_WEBHOOK_SECRET"    // its signing secret, whsec_...
+	EnvWebhookSecret   = "DOCPIPE_WEBHOOK_SECRET"    // its signing secret, whsec_... (local runs; the relay Lambda reads EnvWebhookSecretARN)
 	EnvEventBridgeBus  = "DOCPIPE_EVENTBRIDGE_BUS"   // outcome events go to this bus
 	// EnvAllowPrivateNetwork "true" lets the relay's webhooks reach
 	// addresses that are not public.
 	EnvAllowPrivateNetwork = "DOCPIPE_ALLOW_PRIVATE_NETWORK"
+	// EnvWebhookSecretARN names a Secrets Manager secret or SSM SecureString
+	// parameter holding the webhook's signing secret (the relay Lambda).
+	EnvWebhookSecretARN = "DOCPIPE_WEBHOOK_SECRET_ARN"
 )
 
 // DefaultProject is the project documents join when none is named.

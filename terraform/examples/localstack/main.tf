@@ -18,11 +18,13 @@ provider "aws" {
     logs     = var.endpoint
     s3       = var.endpoint
     sfn      = var.endpoint
+    sqs      = var.endpoint
     sts      = var.endpoint
   }
 }
 
 module "docpipe" {
+  #checkov:skip=CKV_AWS_28:A throwaway deployment on an emulator: point-in-time recovery is off so that it is created and destroyed quickly.
   source = "../../modules/docpipe"
 
   name       = var.name
@@ -31,9 +33,10 @@ module "docpipe" {
   relay_zip  = var.relay_zip
 
   # A throwaway deployment: destroy must always succeed.
-  bucket_name                    = "${var.name}-local"
-  bucket_force_destroy           = true
-  point_in_time_recovery_enabled = false
-  reconcile_schedule_expression  = null
-  log_retention_days             = 1
+  bucket_name                       = "${var.name}-local"
+  bucket_force_destroy              = true
+  point_in_time_recovery_enabled    = false
+  table_deletion_protection_enabled = false
+  reconcile_schedule_expression     = null
+  log_retention_days                = 1
 }

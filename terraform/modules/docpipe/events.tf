@@ -28,6 +28,11 @@ resource "aws_cloudwatch_event_target" "upload" {
     maximum_retry_attempts       = var.event_maximum_retry_attempts
     maximum_event_age_in_seconds = var.event_maximum_age_seconds
   }
+
+  # What EventBridge gives up on is kept, not dropped.
+  dead_letter_config {
+    arn = aws_sqs_queue.dead_letter.arn
+  }
 }
 
 resource "aws_lambda_permission" "upload" {
@@ -66,6 +71,11 @@ resource "aws_cloudwatch_event_target" "execution_failed" {
   retry_policy {
     maximum_retry_attempts       = var.event_maximum_retry_attempts
     maximum_event_age_in_seconds = var.event_maximum_age_seconds
+  }
+
+  # What EventBridge gives up on is kept, not dropped.
+  dead_letter_config {
+    arn = aws_sqs_queue.dead_letter.arn
   }
 }
 

@@ -236,6 +236,12 @@ data "aws_iam_policy_document" "ingest" {
   }
 
   statement {
+    sid       = "DeadLetter"
+    actions   = local.dead_letter_actions
+    resources = [aws_sqs_queue.dead_letter.arn]
+  }
+
+  statement {
     sid       = "Logs"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.ingest.arn}:*"]

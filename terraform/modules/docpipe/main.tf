@@ -110,6 +110,9 @@ resource "aws_dynamodb_table" "this" {
 ################################################################################
 
 resource "aws_s3_bucket" "this" {
+  #checkov:skip=CKV_AWS_18:Server access logs need a second bucket to receive them; CloudTrail data events, an account-wide choice, record object access instead.
+  #checkov:skip=CKV_AWS_144:The bucket holds uploads and outputs derived from them, recoverable by rerunning; cross-region replication is a disaster-recovery choice outside the module.
+  #checkov:skip=CKV_AWS_145:SSE-S3 lets the functions and the state machine's ItemReader read and write without KMS permissions; objects are encrypted at rest either way.
   bucket        = var.bucket_name
   bucket_prefix = var.bucket_name == null ? "${var.name}-" : null
   force_destroy = var.bucket_force_destroy
@@ -187,6 +190,7 @@ resource "aws_s3_bucket_policy" "this" {
 }
 
 resource "aws_s3_bucket_lifecycle_configuration" "this" {
+  #checkov:skip=CKV_AWS_300:The transient rule below aborts incomplete multipart uploads bucket-wide; checkov drops static rules when a dynamic rule sits beside them (terraform_test.go checks this rule instead).
   bucket = aws_s3_bucket.this.id
 
   rule {

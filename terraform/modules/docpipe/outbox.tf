@@ -17,7 +17,20 @@ locals {
     bus = [
       "events:PutEvents",
     ]
+    # The webhook's signing secret, read once at start from the store
+    # webhook_secret_arn names.
+    secretsmanager = [
+      "secretsmanager:GetSecretValue",
+    ]
+    ssm = [
+      "ssm:GetParameter",
+    ]
   }
+
+  # "secretsmanager" or "ssm" (the store the secret's ARN names), and the
+  # region it lives in; "" without a secret.
+  webhook_secret_service = var.webhook_secret_arn == "" ? "" : split(":", var.webhook_secret_arn)[2]
+  webhook_secret_region  = var.webhook_secret_arn == "" ? "" : split(":", var.webhook_secret_arn)[3]
 
   # The Lambda service reads the stream with the function's role for the
   # event source mapping; the code itself never calls these.
@@ -60,6 +73,50 @@ data "aws_iam_policy_document" "relay" {
     }
   }
 
+  # The one secret (or parameter) holding the webhook's signing secret.
+  dynamic "statement" {
+    for_each = local.webhook_secret_service == "secretsmanager" ? [1] : []
+
+    content {
+      sid       = "WebhookSecret"
+      actions   = local.relay_actions.secretsmanager
+      resources = [var.webhook_secret_arn]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.webhook_secret_service == "ssm" ? [1] : []
+
+    content {
+      sid       = "WebhookSecretParameter"
+      actions   = local.relay_actions.ssm
+      resources = [var.webhook_secret_arn]
+    }
+  }
+
+  # Its customer managed key, usable only through the store that holds it.
+  dynamic "statement" {
+    for_each = local.webhook_secret_service != "" && var.webhook_secret_kms_key_arn != null ? [1] : []
+
+    content {
+      sid       = "WebhookSecretKey"
+      actions   = ["kms:Decrypt"]
+      resources = [var.webhook_secret_kms_key_arn]
+
+      condition {
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = ["${local.webhook_secret_service}.${local.webhook_secret_region}.amazonaws.com"]
+      }
+    }
+  }
+
+  statement {
+    sid       = "DeadLetter"
+    actions   = local.dead_letter_actions
+    resources = [aws_sqs_queue.dead_letter.arn]
+  }
+
   statement {
     sid       = "Logs"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
@@ -84,6 +141,7 @@ resource "aws_iam_role_policy" "relay" {
 }
 
 resource "aws_cloudwatch_log_group" "relay" {
+  #checkov:skip=CKV_AWS_338:Retention is log_retention_days (30 by default): logs name documents, so keeping them a year is the deployment's choice, not the module's.
   name              = "/aws/lambda/${var.name}-relay"
   retention_in_days = var.log_retention_days
   kms_key_id        = var.log_kms_key_arn
@@ -92,6 +150,8 @@ resource "aws_cloudwatch_log_group" "relay" {
 }
 
 resource "aws_lambda_function" "relay" {
+  #checkov:skip=CKV_AWS_117:The function calls only public AWS APIs and the configured webhooks; a VPC would add a NAT gateway for no isolation gained.
+  #checkov:skip=CKV_AWS_272:The zip is built by make package and uploaded by Terraform itself; code signing needs a Signer profile and signed artifacts in S3, a deployment choice outside the module.
   function_name = "${var.name}-relay"
   description   = "docpipe outcome events: delivers the outbox to webhooks and EventBridge"
   role          = aws_iam_role.relay.arn
@@ -103,17 +163,28 @@ resource "aws_lambda_function" "relay" {
   filename         = var.relay_zip
   source_code_hash = filebase64sha256(var.relay_zip)
 
-  memory_size = var.relay_memory_size
-  timeout     = var.relay_timeout
+  memory_size                    = var.relay_memory_size
+  timeout                        = var.relay_timeout
+  reserved_concurrent_executions = var.relay_reserved_concurrency
 
+  kms_key_arn = var.lambda_kms_key_arn
+
+  # The signing secret is not here: the relay reads it from
+  # webhook_secret_arn when it starts.
   environment {
     variables = {
-      DOCPIPE_TABLE           = aws_dynamodb_table.this.name
-      DOCPIPE_BUCKET          = aws_s3_bucket.this.id
-      DOCPIPE_WEBHOOK_URL     = var.webhook_url
-      DOCPIPE_WEBHOOK_SECRET  = var.webhook_secret
-      DOCPIPE_EVENTBRIDGE_BUS = var.event_bus_name
+      DOCPIPE_TABLE              = aws_dynamodb_table.this.name
+      DOCPIPE_BUCKET             = aws_s3_bucket.this.id
+      DOCPIPE_WEBHOOK_URL        = var.webhook_url
+      DOCPIPE_WEBHOOK_SECRET_ARN = var.webhook_secret_arn
+      DOCPIPE_EVENTBRIDGE_BUS    = var.event_bus_name
     }
+  }
+
+  # The sweep schedule invokes it asynchronously (the stream mapping does
+  # not): a sweep that keeps failing is kept for inspection.
+  dead_letter_config {
+    target_arn = aws_sqs_queue.dead_letter.arn
   }
 
   logging_config {

@@ -92,3 +92,13 @@ output "relay_function_arn" {
   description = "ARN of the relay Lambda function (outcome events)."
   value       = aws_lambda_function.relay.arn
 }
+
+output "dead_letter_queue_name" {
+  description = "Name of the SQS queue keeping events that reached neither the ingest nor the relay function."
+  value       = aws_sqs_queue.dead_letter.name
+}
+
+output "dead_letter_queue_arn" {
+  description = "ARN of the SQS queue keeping events that reached neither the ingest nor the relay function."
+  value       = aws_sqs_queue.dead_letter.arn
+}

@@ -59,9 +59,9 @@ variable "point_in_time_recovery_enabled" {
 }
 
 variable "table_deletion_protection_enabled" {
-  description = "Whether the table is protected against deletion (terraform destroy fails while it is on)."
+  description = "Whether the table is protected against deletion: terraform destroy (or a change that replaces the table) fails while it is on. Set false, apply, then destroy to remove a deployment on purpose."
   type        = bool
-  default     = false
+  default     = true
 }
 
 ################################################################################
@@ -193,7 +193,7 @@ variable "ingest_reserved_concurrency" {
 }
 
 variable "lambda_tracing_mode" {
-  description = "X-Ray tracing mode of both functions: PassThrough or Active (Active also grants the X-Ray write actions)."
+  description = "X-Ray tracing mode of the functions: PassThrough or Active (Active also grants the X-Ray write actions)."
   type        = string
   default     = "PassThrough"
 
@@ -203,10 +203,32 @@ variable "lambda_tracing_mode" {
   }
 }
 
+variable "lambda_kms_key_arn" {
+  description = "Customer managed KMS key encrypting the functions' environment variables at rest; null uses the Lambda service key. Whoever applies the module needs kms:CreateGrant and kms:Encrypt on it (Lambda decrypts through a grant). The variables hold names and ARNs, never secrets (see webhook_secret_arn)."
+  type        = string
+  default     = null
+}
+
 variable "log_retention_days" {
-  description = "Retention in days of the functions' and the state machine's CloudWatch log groups."
+  description = "Retention in days of the functions' and the state machine's CloudWatch log groups: one of CloudWatch Logs' values (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653), or 0 to keep logs forever."
   type        = number
   default     = 30
+
+  validation {
+    condition     = contains([0, 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.log_retention_days)
+    error_message = "log_retention_days must be one of CloudWatch Logs' retention values (or 0 to keep logs forever)."
+  }
+}
+
+variable "dead_letter_message_retention_seconds" {
+  description = "How long the dead-letter queue keeps an event that reached neither the ingest nor the relay function (EventBridge gave up delivering it, or the function failed on it after Lambda's asynchronous retries), in seconds: at most 1209600 (14 days)."
+  type        = number
+  default     = 1209600
+
+  validation {
+    condition     = var.dead_letter_message_retention_seconds >= 60 && var.dead_letter_message_retention_seconds <= 1209600
+    error_message = "dead_letter_message_retention_seconds must be between 60 and 1209600."
+  }
 }
 
 variable "log_kms_key_arn" {
@@ -237,13 +259,13 @@ variable "state_machine_log_level" {
 }
 
 variable "state_machine_include_execution_data" {
-  description = "Whether state machine logs include execution input and output (document ids, error causes)."
+  description = "Whether state machine logs include execution input and output: document ids, keys and error causes, which can quote document content. Off by default; turn it on while debugging a deployment."
   type        = bool
-  default     = true
+  default     = false
 }
 
 variable "state_machine_tracing_enabled" {
-  description = "Whether X-Ray tracing is enabled on the state machine (also grants its X-Ray write actions)."
+  description = "Whether X-Ray tracing is enabled on the state machine (also grants its X-Ray write actions). Off by default: X-Ray bills per recorded trace."
   type        = bool
   default     = false
 }
@@ -277,6 +299,12 @@ variable "relay_memory_size" {
   default     = 256
 }
 
+variable "relay_reserved_concurrency" {
+  description = "Reserved concurrent executions of the relay function; -1 leaves it unreserved."
+  type        = number
+  default     = -1
+}
+
 variable "relay_timeout" {
   description = "Timeout of the relay function in seconds: a sweep delivers the whole pending backlog, each webhook request taking up to 10 s."
   type        = number
@@ -302,11 +330,21 @@ variable "webhook_url" {
   sensitive   = true
 }
 
-variable "webhook_secret" {
-  description = "Signing secret of the webhook (whsec_<base64>); \"\" sends unsigned requests."
+variable "webhook_secret_arn" {
+  description = "Full ARN of the Secrets Manager secret (its string value) or SSM Parameter Store SecureString parameter holding the webhook's signing secret (whsec_<base64>); \"\" sends unsigned requests. The relay reads it once when it starts; the secret is never in the function's configuration or in Terraform state, and the relay's role may read this one secret only."
   type        = string
   default     = ""
-  sensitive   = true
+
+  validation {
+    condition     = var.webhook_secret_arn == "" || can(regex("^arn:aws[a-z-]*:(secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+-[A-Za-z0-9]{6}|ssm:[a-z0-9-]+:[0-9]{12}:parameter/.+)$", var.webhook_secret_arn))
+    error_message = "webhook_secret_arn must be the full ARN of a Secrets Manager secret (ending in its 6-character suffix) or of an SSM parameter."
+  }
+}
+
+variable "webhook_secret_kms_key_arn" {
+  description = "Customer managed KMS key that encrypts the webhook secret, when it is not the store's AWS managed key: the relay may then decrypt with it, through Secrets Manager or Parameter Store only."
+  type        = string
+  default     = null
 }
 
 variable "pipeline_files" {
