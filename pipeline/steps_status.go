@@ -455,6 +455,19 @@ func (r *Repository) statusActions(ref WorkflowRef, from []WorkflowStatus, to Wo
 	}
 }
 
+// RecordAttemptFailure writes an audit record of a failed attempt that
+// changes no status: a batch of a segment stage whose step stays in
+// progress while the state machine retries the batch (or gives up, which
+// the workflow's failure then records).
+func (r *Repository) RecordAttemptFailure(ctx context.Context, ref WorkflowRef, step, errMsg string) error {
+	now := r.now().UTC()
+	tr := Transition{ID: NewIDAt(now), WorkflowID: ref.WorkflowID, Step: step, From: StepInProgress, To: StepInProgress, Error: errMsg, At: FormatTime(now)}
+	if err := r.t.Transact(ctx, []table.TxAction{r.auditPut(tr, now)}); err != nil {
+		return fmt.Errorf("pipeline: record a failed attempt of %s: %w", step, err)
+	}
+	return nil
+}
+
 // ListTransitions returns a workflow's audit records, oldest first.
 func (r *Repository) ListTransitions(ctx context.Context, workflowID string) ([]Transition, error) {
 	items, err := queryAll(ctx, r.t, table.Query{PK: StepKey(workflowID).PK, SKPrefix: PrefixTransition})

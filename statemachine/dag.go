@@ -215,6 +215,12 @@ func discardOutput(st asl.State) {
 // maxBatchTaskSeconds caps the timeout of a batch task of a user's stage.
 const maxBatchTaskSeconds = 24 * 60 * 60
 
+// userStageMarginSeconds lets a user's stage reach its own timeout before
+// the task's: stagerun stops the program (SIGTERM, then SIGKILL after its
+// grace) and reports a transient timeout that names the stage, which the
+// task's States.Timeout would not.
+const userStageMarginSeconds = 10
+
 // taskTimeout is the TimeoutSeconds of a stage's task. A user's segment
 // stage runs once per segment, each run bounded by the stage's timeout
 // (stagerun enforces it), so its batch task may take that long for every
@@ -222,10 +228,13 @@ const maxBatchTaskSeconds = 24 * 60 * 60
 // already bound a whole batch.
 func (g generator) taskTimeout(st pipeline.Stage, inBatch bool) int {
 	t := st.TimeoutSeconds
-	if !inBatch || t <= 0 || st.Run.Kind() == pipeline.RunBuiltin {
+	if t <= 0 || st.Run.Kind() == pipeline.RunBuiltin {
 		return t
 	}
-	return min(t*max(1, g.def.BatchSize), maxBatchTaskSeconds)
+	if inBatch {
+		t *= max(1, g.def.BatchSize)
+	}
+	return min(t+userStageMarginSeconds, maxBatchTaskSeconds)
 }
 
 // stageBlock is one stage's task, behind a Choice when it has a `when`.

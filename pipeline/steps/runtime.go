@@ -323,6 +323,13 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 		}
 		res, err := safeRun(ctx, in, pipe, body)
 		if err != nil {
+			// The stage stays in progress for its other batches; the
+			// audit trail keeps the attempt, which the state machine
+			// may retry.
+			msg := fmt.Sprintf("batch %d failed: %v", in.Batch.Batch, err)
+			if rerr := h.Repo.RecordAttemptFailure(context.WithoutCancel(ctx), in.Workflow, step, msg); rerr != nil {
+				h.logger().Error("record failed batch", "step", step, "error", rerr)
+			}
 			return nil, err
 		}
 		return encodeOutput(pipeline.StepOutput{Step: step, Message: res.message})

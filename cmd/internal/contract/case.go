@@ -154,7 +154,10 @@ func (s Stage) Runs() bool { return s.When == nil || s.When.Match }
 // base URL (the stage name is appended as the path).
 type Endpoints struct {
 	Command []string
-	HTTP    string
+	// CommandEnv names the variables of docpipe's environment the command
+	// stages get (a command stage gets a minimal environment otherwise).
+	CommandEnv []string
+	HTTP       string
 }
 
 // PipelineYAML renders the case as a pipeline file.
@@ -174,6 +177,9 @@ func (c *Case) PipelineYAML(ep Endpoints, planPath string) string {
 			fmt.Fprintf(&b, "    run: {builtin: %s}\n", s.Builtin)
 		case KindCommand:
 			argv := append(slices.Clone(ep.Command), planPath)
+			if s.Batch {
+				argv = append(argv, batchArg)
+			}
 			quoted := make([]string, len(argv))
 			for i, a := range argv {
 				quoted[i] = fmt.Sprintf("%q", a)
@@ -183,6 +189,9 @@ func (c *Case) PipelineYAML(ep Endpoints, planPath string) string {
 				batch = ", batch: true"
 			}
 			fmt.Fprintf(&b, "    run: {command: [%s]%s}\n", strings.Join(quoted, ", "), batch)
+			if len(ep.CommandEnv) > 0 {
+				fmt.Fprintf(&b, "    env: [%s]\n", strings.Join(ep.CommandEnv, ", "))
+			}
 		case KindHTTP:
 			fmt.Fprintf(&b, "    run: {http: %q}\n", strings.TrimSuffix(ep.HTTP, "/")+"/"+s.Name)
 		}

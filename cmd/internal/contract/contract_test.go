@@ -90,7 +90,7 @@ func TestContract(t *testing.T) {
 		svc.Register(id, NewPlan(&c, filepath.Join(dir, "state")))
 		defer svc.Forget(id)
 		r := runner
-		r.Endpoints = Endpoints{Command: []string{self}, HTTP: srv.URL + "/" + id}
+		r.Endpoints = Endpoints{Command: []string{self}, CommandEnv: []string{fakeStageEnv}, HTTP: srv.URL + "/" + id}
 		res := r.Run(context.Background(), &c, dir)
 		var b strings.Builder
 		for _, v := range res.Violations {

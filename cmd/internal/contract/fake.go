@@ -138,17 +138,25 @@ func readPlan(path string) (Plan, error) {
 	return p, json.Unmarshal(raw, &p)
 }
 
-// RunCommand is the fake command stage: argv holds the plan's path; the
-// request comes on stdin. It returns the exit status.
+// batchArg, after the plan's path, makes the fake command a batch-mode
+// stage: one request a line in, one answer a line out.
+const batchArg = "--batch"
+
+// RunCommand is the fake command stage: argv holds the plan's path (and
+// batchArg in batch mode); the request comes on stdin. It returns the exit
+// status.
 func RunCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "fake stage: want the plan's path")
+	if len(args) < 1 || len(args) > 2 || len(args) == 2 && args[1] != batchArg {
+		fmt.Fprintln(stderr, "fake stage: want the plan's path, and "+batchArg+" in batch mode")
 		return 2
 	}
 	plan, err := readPlan(args[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "fake stage:", err)
 		return 2
+	}
+	if len(args) == 2 {
+		return plan.runBatch(stdin, stdout, stderr)
 	}
 	var req request
 	if err := json.NewDecoder(stdin).Decode(&req); err != nil {
@@ -183,6 +191,80 @@ func RunCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	_, _ = stdout.Write(Answer(c.FaultKey))
 	return 0
+}
+
+// runBatch is the fake stage in batch mode. Its faults keep to the
+// segments they are planned for, so the oracle's per-segment outcomes
+// hold: it answers the faultless segments first, then fails the faulted
+// ones as the fault says — an error answer for exit, and for the faults
+// that end the process (kill, a malformed line, no answer) by ending it
+// with only those segments unanswered. A transient fault on any segment
+// (exit 75, a timeout) fails the whole batch, which is retried.
+func (p Plan) runBatch(stdin io.Reader, stdout, stderr io.Writer) int {
+	var calls []Call
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var req request
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			fmt.Fprintln(stderr, "fake stage: request:", err)
+			return 2
+		}
+		c, err := p.call(req.key())
+		if err != nil {
+			fmt.Fprintln(stderr, "fake stage:", err)
+			return 2
+		}
+		calls = append(calls, c)
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(stderr, "fake stage:", err)
+		return 2
+	}
+	answer := func(c Call, extra map[string]any) {
+		m := map[string]any{}
+		_ = json.Unmarshal(Answer(c.FaultKey), &m)
+		if extra != nil {
+			m = extra
+		}
+		m["index"] = c.Segment
+		line, _ := json.Marshal(m)
+		_, _ = stdout.Write(append(line, '\n'))
+	}
+	var ending []FaultKind
+	for _, c := range calls {
+		switch c.Fault {
+		case FaultTempExit:
+			fmt.Fprintln(stderr, "try again")
+			return 75
+		case FaultTimeout:
+			time.Sleep(time.Minute) // the runner's SIGTERM ends this
+			return 1
+		}
+	}
+	for _, c := range calls {
+		switch c.Fault {
+		case "":
+			answer(c, nil)
+		case FaultExit:
+			answer(c, map[string]any{"error": "boom"})
+		default:
+			ending = append(ending, c.Fault)
+		}
+	}
+	if len(ending) == 0 {
+		return 0
+	}
+	switch ending[0] {
+	case FaultKill:
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
+		return 1
+	case FaultMalformed:
+		fmt.Fprintln(stdout, `{"not json`)
+		return 0
+	}
+	return 0 // FaultEmpty: exit without answering the rest
 }
 
 // Service is the fake HTTP stage: one server for many cases, each under

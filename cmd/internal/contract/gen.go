@@ -7,11 +7,6 @@ import (
 	"pgregory.net/rapid"
 )
 
-// batchModeLanded switches on command stages in batch mode
-// (run: {command: [...], batch: true}). It stays off until docpipe
-// accepts the key: every generated file must pass `pipeline validate`.
-const batchModeLanded = false
-
 // Options tune the generator.
 type Options struct {
 	// MaxStages bounds the user stages (1-8).
@@ -24,7 +19,7 @@ type Options struct {
 
 // DefaultOptions are the sizes the contract test runs.
 func DefaultOptions() Options {
-	return Options{MaxStages: 8, MaxDocs: 3, BatchMode: batchModeLanded}
+	return Options{MaxStages: 8, MaxDocs: 3, BatchMode: true}
 }
 
 // whens are the conditions a stage may carry; the generated documents are
