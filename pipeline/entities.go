@@ -176,6 +176,18 @@ type Transition struct {
 	// Actor is who made the change: a reviewer's name for review actions,
 	// empty for the pipeline's own steps.
 	Actor string `json:"actor,omitempty"`
+	// ActorUnverified marks an Actor that is only the name someone typed
+	// (a shared token, or none), not an identity a user's own token
+	// proved.
+	ActorUnverified bool `json:"actor_unverified,omitempty"`
+}
+
+// ActorLabel is the actor as the audit trail shows it.
+func (t Transition) ActorLabel() string {
+	if t.Actor != "" && t.ActorUnverified {
+		return t.Actor + " (unverified)"
+	}
+	return t.Actor
 }
 
 // data is the transition as its item's data, as encode would make it:
@@ -188,6 +200,9 @@ func (t Transition) data() map[string]any {
 	}
 	if t.Actor != "" {
 		m["actor"] = t.Actor
+	}
+	if t.ActorUnverified {
+		m["actor_unverified"] = true
 	}
 	return m
 }

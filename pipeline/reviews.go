@@ -74,14 +74,22 @@ func (v Review) Overdue(now time.Time) bool {
 	return !v.State.Decided() && v.DueAt < FormatTime(now)
 }
 
-// MayDecide reports whether by may claim or decide the review: a claimed
-// one only by its owner; an open one by an assignee, or anyone when it is
-// assigned to a group (docpipe keeps no group membership).
-func (v Review) MayDecide(by string) bool {
-	if v.State == ReviewClaimed {
+// MayDecide reports whether by, a member of groups, may claim or decide
+// the review: a claimed one only by its owner; an open one by an
+// assignee, or, when it is assigned to a group, by a member. groups is
+// nil when membership is unknown (no users file, or a name only typed):
+// then anyone may take a group's review, which the audit trail marks as
+// unverified.
+func (v Review) MayDecide(by string, groups []string) bool {
+	switch {
+	case v.State == ReviewClaimed:
 		return v.Owner == by
+	case len(v.Assign) > 0:
+		return slices.Contains(v.Assign, by)
+	case v.Group != "" && groups != nil:
+		return slices.Contains(groups, v.Group)
 	}
-	return len(v.Assign) == 0 || slices.Contains(v.Assign, by)
+	return true
 }
 
 // ReviewID names the review of a workflow's stage.
@@ -269,9 +277,14 @@ const (
 
 // Decision is a reviewer's action with its note and edits.
 type Decision struct {
-	Action  ReviewAction
-	By      string
-	Comment string
+	Action ReviewAction
+	By     string
+	// Groups are By's groups, from a users file; nil when unknown.
+	Groups []string
+	// Unverified marks By as a name someone typed rather than an identity
+	// a user's own token proved; the audit trail says so.
+	Unverified bool
+	Comment    string
 	// Edits replace stage outputs when approved: "summary" is the document
 	// summary's text, "<stage>.<field>" a field of a stage's JSON output.
 	Edits map[string]string
@@ -324,13 +337,16 @@ func (r *Repository) ActOnReview(ctx context.Context, workflowID, stage string, 
 	default:
 		return v, fmt.Errorf("pipeline: unknown review action %q", d.Action)
 	}
-	if before := (Review{State: from, Owner: owner, Assign: v.Assign}); d.Action != ActionRelease && !before.MayDecide(d.By) {
-		if from == ReviewClaimed {
+	if before := (Review{State: from, Owner: owner, Assign: v.Assign, Group: v.Group}); d.Action != ActionRelease && !before.MayDecide(d.By, d.Groups) {
+		switch {
+		case from == ReviewClaimed:
 			return v, fmt.Errorf("%w: review %s is claimed by %s", ErrNotReviewer, v.ID, owner)
+		case len(v.Assign) > 0:
+			return v, fmt.Errorf("%w: review %s is assigned to %s", ErrNotReviewer, v.ID, strings.Join(v.Assign, ", "))
 		}
-		return v, fmt.Errorf("%w: review %s is assigned to %s", ErrNotReviewer, v.ID, strings.Join(v.Assign, ", "))
+		return v, fmt.Errorf("%w: review %s is for group %s, which %s is not in", ErrNotReviewer, v.ID, v.Group, d.By)
 	}
-	if err := r.writeReview(ctx, v, cond, from, d.By, d.Comment); err != nil {
+	if err := r.writeReview(ctx, v, cond, from, reviewActor{d.By, d.Unverified}, d.Comment); err != nil {
 		if errors.Is(err, table.ErrConditionFailed) {
 			return v, fmt.Errorf("%w: review %s changed meanwhile", ErrReviewDecided, v.ID)
 		}
@@ -343,14 +359,20 @@ func (r *Repository) ActOnReview(ctx context.Context, workflowID, stage string, 
 // of the change from → v.State by actor, in one transaction. The put
 // rewrites the review's index attributes for its new state. Extra
 // actions (an outbox event) commit with it.
-func (r *Repository) writeReview(ctx context.Context, v Review, cond table.Cond, from ReviewState, actor, note string, extra ...table.TxAction) error {
+// reviewActor is who a review's audit item names.
+type reviewActor struct {
+	name       string
+	unverified bool
+}
+
+func (r *Repository) writeReview(ctx context.Context, v Review, cond table.Cond, from ReviewState, actor reviewActor, note string, extra ...table.TxAction) error {
 	data, err := encode(v)
 	if err != nil {
 		return err
 	}
 	now := r.now().UTC()
 	tr := Transition{ID: NewIDAt(now), WorkflowID: v.WorkflowID, Step: v.Stage,
-		From: StepStatus("review_" + from), To: StepStatus("review_" + v.State), Error: note, At: FormatTime(now), Actor: actor}
+		From: StepStatus("review_" + from), To: StepStatus("review_" + v.State), Error: note, At: FormatTime(now), Actor: actor.name, ActorUnverified: actor.unverified}
 	audit, err := entityItem(TransitionKey(v.WorkflowID, tr.ID), tr)
 	if err != nil {
 		return err
@@ -420,7 +442,7 @@ func (r *Repository) SweepOverdueReviews(ctx context.Context) (ReviewSweep, erro
 			v.DueAt = FormatTime(now.Add(time.Duration(v.DueSeconds) * time.Second))
 			v.HardLimitAt = FormatTime(now.Add(time.Duration(v.HardSeconds) * time.Second))
 			v.OverdueNotified = false
-			if err := r.writeReview(ctx, v, cond, from, "", "escalated: past its hard limit"); err != nil {
+			if err := r.writeReview(ctx, v, cond, from, reviewActor{}, "escalated: past its hard limit"); err != nil {
 				if lostRace(err) {
 					continue
 				}
@@ -430,7 +452,7 @@ func (r *Repository) SweepOverdueReviews(ctx context.Context) (ReviewSweep, erro
 		case v.HardLimitAt != "" && v.HardLimitAt < at:
 			v.State, v.DecidedAt = ReviewTimedOut, at
 			v.Comment = "no decision before the hard limit " + v.HardLimitAt
-			if err := r.writeReview(ctx, v, cond, from, "", v.Comment); err != nil {
+			if err := r.writeReview(ctx, v, cond, from, reviewActor{}, v.Comment); err != nil {
 				if lostRace(err) {
 					continue
 				}
@@ -445,7 +467,7 @@ func (r *Repository) SweepOverdueReviews(ctx context.Context) (ReviewSweep, erro
 			}
 			put := table.TxPut{Item: ev, Cond: table.NotExists{Path: table.AttrPK}}
 			cond := append(cond, table.NotEquals{Path: "data.overdue_notified", Value: true})
-			if err := r.writeReview(ctx, v, cond, from, "", "overdue since "+v.DueAt, put); err != nil {
+			if err := r.writeReview(ctx, v, cond, from, reviewActor{}, "overdue since "+v.DueAt, put); err != nil {
 				if lostRace(err) {
 					continue
 				}

@@ -41,7 +41,12 @@ It listens on 127.0.0.1 unless told otherwise, and then answers only
 requests addressed to localhost or a loopback address. Any other address
 needs a token of at least 16 characters (--token or ` + dashboard.EnvToken + `), sent as
 "Authorization: Bearer TOKEN" or set as a cookie by opening /?token=TOKEN
-once. Off loopback, serve HTTPS with --tls-cert and --tls-key, or put a TLS
+once. With --users FILE each person has a token of their own instead (or
+beside the shared one): the file lists name, the SHA-256 of the token
+(printf %s "$TOKEN" | sha256sum) and groups, so a review action is taken
+under that person's verified name, and a group's review only by its
+members; a name typed with the shared token is marked unverified in the
+audit trail. Off loopback, serve HTTPS with --tls-cert and --tls-key, or put a TLS
 proxy in front: over plain HTTP the token crosses the network readable.`,
 		Example: `  docpipe serve
   docpipe serve --home /tmp/dp --listen 127.0.0.1:9000
@@ -53,19 +58,35 @@ proxy in front: over plain HTTP the token crosses the network readable.`,
 	listen := cmd.Flags().String("listen", "127.0.0.1:8080", "address to listen on (host:port)")
 	var token string
 	stringFromEnv(cmd.Flags(), &token, "token", dashboard.EnvToken, "token every request must carry; required off loopback")
+	usersFile := cmd.Flags().String("users", "", "a users file (name, token_sha256, groups): each person signs in with a token of their own and reviews under their name and groups")
 	var tlsFiles tlsFiles
 	cmd.Flags().StringVar(&tlsFiles.cert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
 	cmd.Flags().StringVar(&tlsFiles.key, "tls-key", "", "the PEM private key of --tls-cert")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := dashboard.CheckListen(*listen, token); err != nil {
+		auth := serveAuth{token: token}
+		if *usersFile != "" {
+			users, err := dashboard.LoadUsers(*usersFile)
+			if err != nil {
+				return usageError{err}
+			}
+			auth.users = users
+		}
+		if err := dashboard.CheckListen(*listen, token, auth.users != nil); err != nil {
 			return usageError{err}
 		}
 		if (tlsFiles.cert == "") != (tlsFiles.key == "") {
 			return usageError{errors.New("--tls-cert and --tls-key go together")}
 		}
-		return serve(cmd.Context(), f, *listen, token, tlsFiles, nil)
+		return serve(cmd.Context(), f, *listen, auth, tlsFiles, nil)
 	}
 	return cmd
+}
+
+// serveAuth is who may use the dashboard: holders of the shared token,
+// and the people of a users file with their own tokens.
+type serveAuth struct {
+	token string
+	users *dashboard.Users
 }
 
 // tlsFiles are the certificate and key of an HTTPS dashboard; empty
@@ -74,10 +95,10 @@ type tlsFiles struct{ cert, key string }
 
 // serve runs the dashboard until ctx ends. ready, when set, receives the
 // address it listens on (tests listen on port 0).
-func serve(ctx context.Context, f *runFlags, listen, token string, tls tlsFiles, ready func(addr string)) error {
+func serve(ctx context.Context, f *runFlags, listen string, auth serveAuth, tls tlsFiles, ready func(addr string)) error {
 	logger := slog.New(slog.NewTextHandler(f.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var worker func(context.Context) error
-	opts := dashboard.Options{Token: token, Project: f.project, Logger: logger}
+	opts := dashboard.Options{Token: auth.token, Users: auth.users, Project: f.project, Logger: logger}
 	if f.onAWS() {
 		if f.pipeline != "" {
 			// Uploads on AWS start on the deployment's state machine.

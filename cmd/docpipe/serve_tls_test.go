@@ -48,7 +48,7 @@ func TestServeTLS(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	f := &runFlags{app: &app{stdout: io.Discard, stderr: io.Discard, home: t.TempDir(), project: "default"}, concurrency: 1, pdf: "go"}
 	addrc, served := make(chan string, 1), make(chan error, 1)
-	go func() { served <- serve(ctx, f, "127.0.0.1:0", "", files, func(a string) { addrc <- a }) }()
+	go func() { served <- serve(ctx, f, "127.0.0.1:0", serveAuth{}, files, func(a string) { addrc <- a }) }()
 	defer func() {
 		stop()
 		if err := <-served; err != nil {

@@ -463,7 +463,7 @@ func TestCheckListen(t *testing.T) {
 		{"0.0.0.0:8080", "short", false},
 		{"no-port", "", false},
 	} {
-		err := CheckListen(c.addr, c.token)
+		err := CheckListen(c.addr, c.token, false)
 		if (err == nil) != c.ok {
 			t.Errorf("CheckListen(%q, %q) = %v", c.addr, c.token, err)
 		}

@@ -59,7 +59,7 @@ func TestShortTokenRefused(t *testing.T) {
 	if _, err := New(Options{Repo: b.repo, Blobs: b.blobs, Starter: b.starter, Token: "s3cret"}); err == nil || !strings.Contains(err.Error(), "at least") {
 		t.Errorf("New with a 6-character token: %v", err)
 	}
-	if err := CheckListen("0.0.0.0:8080", "s3cret"); err == nil || !strings.Contains(err.Error(), "at least") {
+	if err := CheckListen("0.0.0.0:8080", "s3cret", false); err == nil || !strings.Contains(err.Error(), "at least") {
 		t.Errorf("CheckListen with a 6-character token: %v", err)
 	}
 }

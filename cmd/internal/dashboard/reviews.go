@@ -48,15 +48,21 @@ func (v reviewView) Reviewers() string {
 }
 
 // reviewFilter is what a listing asks for: ?overdue=1, ?mine=NAME,
-// ?project=P.
+// ?project=P. A signed-in user's "mine" is themselves, with their groups.
 type reviewFilter struct {
 	overdue bool
 	mine    string
+	groups  []string
 	project string
 }
 
-func parseReviewFilter(q url.Values) reviewFilter {
-	return reviewFilter{overdue: q.Get("overdue") == "1" || q.Get("overdue") == "true", mine: q.Get("mine"), project: q.Get("project")}
+func parseReviewFilter(r *http.Request) reviewFilter {
+	q := r.URL.Query()
+	f := reviewFilter{overdue: q.Get("overdue") == "1" || q.Get("overdue") == "true", mine: q.Get("mine"), project: q.Get("project")}
+	if id := identityFrom(r.Context()); id.verified && f.mine != "" {
+		f.mine, f.groups = id.user.Name, id.user.Groups
+	}
+	return f
 }
 
 // listReviews reads the undecided reviews, soonest due first (or the
@@ -74,7 +80,7 @@ func (s *Server) listReviews(r *http.Request, f reviewFilter, now time.Time) ([]
 		return nil, err
 	}
 	list = slices.DeleteFunc(list, func(v pipeline.Review) bool {
-		return f.project != "" && v.ProjectID != f.project || f.mine != "" && !v.MayDecide(f.mine)
+		return f.project != "" && v.ProjectID != f.project || f.mine != "" && !v.MayDecide(f.mine, f.groups)
 	})
 	views := make([]reviewView, len(list))
 	for i, v := range list {
@@ -86,7 +92,7 @@ func (s *Server) listReviews(r *http.Request, f reviewFilter, now time.Time) ([]
 // GET /api/reviews?overdue=1&mine=NAME&project=P
 func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
-	list, err := s.listReviews(r, parseReviewFilter(r.URL.Query()), now)
+	list, err := s.listReviews(r, parseReviewFilter(r), now)
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
@@ -97,7 +103,7 @@ func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
 // GET /reviews: the queue, with the overdue ones first.
 func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
-	f := parseReviewFilter(r.URL.Query())
+	f := parseReviewFilter(r)
 	open, err := s.listReviews(r, f, now)
 	if err != nil {
 		s.writeFailure(w, r, err)
@@ -109,12 +115,14 @@ func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
 			overdue = append(overdue, v)
 		}
 	}
-	reviewer := ""
-	if c, err := r.Cookie(reviewerCookie); err == nil {
+	reviewer, signedIn := "", false
+	if id := identityFrom(r.Context()); id.verified {
+		reviewer, signedIn = id.user.Name, true
+	} else if c, err := r.Cookie(reviewerCookie); err == nil {
 		reviewer, _ = url.QueryUnescape(c.Value)
 	}
 	s.render(w, r, "reviews", map[string]any{
-		"Reviews": open, "Overdue": overdue, "OnlyOverdue": f.overdue, "Reviewer": reviewer,
+		"Reviews": open, "Overdue": overdue, "OnlyOverdue": f.overdue, "Reviewer": reviewer, "SignedIn": signedIn,
 	})
 }
 
@@ -143,12 +151,23 @@ func (s *Server) apiReviewAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if body.By == "" {
-		if c, err := r.Cookie(reviewerCookie); err == nil {
-			body.By, _ = url.QueryUnescape(c.Value)
+	d := pipeline.Decision{Action: action, Comment: body.Comment, Edits: body.Edits}
+	if id := identityFrom(r.Context()); id.verified {
+		// A user's own token says who acts; a name in the body must agree.
+		if body.By != "" && body.By != id.user.Name {
+			writeError(w, http.StatusForbidden, "you are signed in as "+id.user.Name+", not "+body.By)
+			return
+		}
+		d.By, d.Groups = id.user.Name, id.user.Groups
+	} else {
+		d.By, d.Unverified = body.By, true
+		if d.By == "" {
+			if c, err := r.Cookie(reviewerCookie); err == nil {
+				d.By, _ = url.QueryUnescape(c.Value)
+			}
 		}
 	}
-	if body.By == "" {
+	if d.By == "" {
 		writeError(w, http.StatusBadRequest, "say who you are: every review action records who took it")
 		return
 	}
@@ -168,7 +187,6 @@ func (s *Server) apiReviewAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d := pipeline.Decision{Action: action, By: body.By, Comment: body.Comment, Edits: body.Edits}
 	v, err := steps.Decide(r.Context(), s.opts.Repo, s.opts.Blobs, s.opts.ReviewCallback, id, d)
 	if err != nil {
 		s.writeReviewFailure(w, r, err)

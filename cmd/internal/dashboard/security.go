@@ -32,8 +32,9 @@ func CheckToken(token string) error {
 }
 
 // CheckListen refuses to expose the dashboard beyond this machine without a
-// token: any address other than a loopback one needs it.
-func CheckListen(addr, token string) error {
+// token: any address other than a loopback one needs the shared token or
+// a users file.
+func CheckListen(addr, token string, users bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)
@@ -41,7 +42,7 @@ func CheckListen(addr, token string) error {
 	if err := CheckToken(token); err != nil {
 		return err
 	}
-	if token != "" || isLoopback(host) {
+	if token != "" || users || isLoopback(host) {
 		return nil
 	}
 	return fmt.Errorf("listening on %s reaches beyond this machine: set a token (--token or %s) or listen on 127.0.0.1", addr, EnvToken)
@@ -84,31 +85,48 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// requireToken accepts a request that carries the token as
-// "Authorization: Bearer <token>" or in the cookie. Visiting any page with
-// ?token=<token> sets the cookie (HttpOnly, SameSite=Strict) and redirects
-// to the same page without the token in its address.
-func requireToken(token string, next http.Handler) http.Handler {
-	if token == "" {
+// requireToken accepts a request that carries the shared token, or a
+// user's own token from the users file, as "Authorization: Bearer
+// <token>" or in the cookie. Visiting any page with ?token=<token> sets
+// the cookie (HttpOnly, SameSite=Strict) and redirects to the same page
+// without the token in its address. A user's token makes the request act
+// as that user (identityFrom).
+func requireToken(token string, users *Users, next http.Handler) http.Handler {
+	if token == "" && users == nil {
 		return requireLoopbackHost(next)
 	}
-	ok := func(got string) bool { return subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 }
+	// accept reports who a presented token proves, if anyone.
+	accept := func(got string) (identity, bool) {
+		if token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
+			return identity{}, true
+		}
+		if u, ok := users.lookup(got); ok {
+			return identity{user: u, verified: true}, true
+		}
+		return identity{}, false
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if got, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found && ok(got) {
-			next.ServeHTTP(w, r)
-			return
+		if got, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found {
+			if id, ok := accept(got); ok {
+				next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
+				return
+			}
 		}
-		if c, err := r.Cookie(tokenCookie); err == nil && ok(c.Value) {
-			next.ServeHTTP(w, r)
-			return
+		if c, err := r.Cookie(tokenCookie); err == nil {
+			if id, ok := accept(c.Value); ok {
+				next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
+				return
+			}
 		}
-		if q := r.URL.Query(); r.Method == http.MethodGet && q.Has("token") && ok(q.Get("token")) {
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-			q.Del("token")
-			u := *r.URL
-			u.RawQuery = q.Encode()
-			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
-			return
+		if q := r.URL.Query(); r.Method == http.MethodGet && q.Has("token") {
+			if _, ok := accept(q.Get("token")); ok {
+				http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q.Get("token"), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+				q.Del("token")
+				u := *r.URL
+				u.RawQuery = q.Encode()
+				http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+				return
+			}
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="docpipe"`)
 		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <token>, or open /?token=<token> once")

@@ -52,6 +52,10 @@ type Options struct {
 	// at least MinTokenLength characters. Without one, only requests
 	// addressed to localhost or a loopback address are answered.
 	Token string
+	// Users, when set, lets each person sign in with a token of their own
+	// (LoadUsers): their review actions are taken under their name and
+	// groups, verified. The shared Token may stay beside it.
+	Users *Users
 	// BodyGrace is how long a request body may take beyond what
 	// MinBodyRate allows for its size (0: 30 s); a body trickled slower
 	// is cut off, so it cannot hold a connection open indefinitely.
@@ -196,5 +200,5 @@ func (s *Server) Handler() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "cross-site request refused")
 	}))
-	return securityHeaders(requireToken(s.opts.Token, s.bodyDeadline(cop.Handler(mux))))
+	return securityHeaders(requireToken(s.opts.Token, s.opts.Users, s.bodyDeadline(cop.Handler(mux))))
 }
