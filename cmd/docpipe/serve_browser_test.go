@@ -124,7 +124,9 @@ func startServe(ctx context.Context, t *testing.T, f *runFlags) string {
 	srvCtx, stop := context.WithCancel(ctx)
 	addrc := make(chan string, 1)
 	served := make(chan error, 1)
-	go func() { served <- serve(srvCtx, f, "127.0.0.1:0", serveAuth{}, tlsFiles{}, func(a string) { addrc <- a }) }()
+	go func() {
+		served <- serve(srvCtx, f, "127.0.0.1:0", serveAuth{}, tlsFiles{}, func(a string) { addrc <- a })
+	}()
 	select {
 	case a := <-addrc:
 		t.Cleanup(func() {
