@@ -24,11 +24,6 @@ const (
 	pathMaxRuns  = "data.settings.max_concurrent_workflows"
 )
 
-// ProjectSlotsKey is the item counting a project's running workflows.
-func ProjectSlotsKey(projectID string) table.Key {
-	return table.Key{PK: PrefixProject + projectID, SK: "SLOTS"}
-}
-
 // ProjectSlots is a project's count of workflows in progress.
 type ProjectSlots struct {
 	Running int

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"hash/fnv"
+	"strings"
 
 	"github.com/docpipe/docpipe/pipeline/table"
 )
@@ -120,3 +121,56 @@ const (
 
 // PipelineIndexPK is the GSI2 partition key grouping workflows by pipeline.
 func PipelineIndexPK(name string) string { return PrefixPipeline + name }
+
+// Admission.
+
+// ProjectSlotsKey is the item counting a project's running workflows.
+func ProjectSlotsKey(projectID string) table.Key {
+	return table.Key{PK: PrefixProject + projectID, SK: "SLOTS"}
+}
+
+// The outbox.
+
+// PrefixEvent starts every outbox item's sort key.
+const PrefixEvent = "EVENT#"
+
+// EventKey addresses one outbox item, under its workflow.
+func EventKey(workflowID, eventID string) table.Key {
+	return table.Key{PK: PrefixWorkflow + workflowID, SK: PrefixEvent + eventID}
+}
+
+// OutboxIndexPK is the GSI1 partition of an outbox item in state (pending
+// or dead) on shard. A workflow's events share its status shard, so one
+// partition holds them in order.
+func OutboxIndexPK(state DeliveryState, shard int) string {
+	return fmt.Sprintf("OUTBOX#%s#%d", strings.ToUpper(string(state)), shard)
+}
+
+// Review keys: the item beside the workflow's step item; GSI1 lists open
+// reviews by due date and decided ones the pipeline has not taken yet;
+// GSI2 lists a reviewer's reviews by due date.
+func ReviewKey(workflowID, stage string) table.Key {
+	return table.Key{PK: PrefixWorkflow + workflowID, SK: PrefixReview + stage}
+}
+
+const (
+	PrefixReview = "REVIEW#"
+	PrefixOwner  = "OWNER#"
+)
+
+func ReviewOpenIndexPK(shard int) string    { return fmt.Sprintf("REVIEW#OPEN#%d", shard) }
+func ReviewDecidedIndexPK(shard int) string { return fmt.Sprintf("REVIEW#DECIDED#%d", shard) }
+func ReviewOwnerIndexPK(name string) string { return PrefixOwner + name }
+
+// Per-project sinks: PK "SINKS", SK "PROJ#<p>" (rather than under the
+// project's own partition) so that one Query lists every project that has
+// sinks: a relay learns whether it has anything to deliver without a
+// scan. Projects are few, so the partition stays small.
+
+// PKSinks is the partition holding every project's sinks.
+const PKSinks = "SINKS"
+
+// ProjectSinksKey addresses one project's sinks.
+func ProjectSinksKey(projectID string) table.Key {
+	return table.Key{PK: PKSinks, SK: PrefixProject + projectID}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline/table"
@@ -109,21 +108,6 @@ const (
 	pathDeliveryNext     = "data.delivery.next_attempt_at"
 	pathDeliveredAt      = "data.delivery.delivered_at"
 )
-
-// PrefixEvent starts every outbox item's sort key.
-const PrefixEvent = "EVENT#"
-
-// EventKey addresses one outbox item, under its workflow.
-func EventKey(workflowID, eventID string) table.Key {
-	return table.Key{PK: PrefixWorkflow + workflowID, SK: PrefixEvent + eventID}
-}
-
-// OutboxIndexPK is the GSI1 partition of an outbox item in state (pending
-// or dead) on shard. A workflow's events share its status shard, so one
-// partition holds them in order.
-func OutboxIndexPK(state DeliveryState, shard int) string {
-	return fmt.Sprintf("OUTBOX#%s#%d", strings.ToUpper(string(state)), shard)
-}
 
 // ErrEventIDTaken: the outbox item of an outcome could not be written
 // because its id is in use, so neither was the outcome.

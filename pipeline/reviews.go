@@ -104,22 +104,6 @@ func ParseReviewID(id string) (workflowID, stage string, err error) {
 	return w, s, nil
 }
 
-// Review keys: the item beside the workflow's step item; GSI1 lists open
-// reviews by due date and decided ones the pipeline has not taken yet;
-// GSI2 lists a reviewer's reviews by due date.
-func ReviewKey(workflowID, stage string) table.Key {
-	return table.Key{PK: PrefixWorkflow + workflowID, SK: PrefixReview + stage}
-}
-
-const (
-	PrefixReview = "REVIEW#"
-	PrefixOwner  = "OWNER#"
-)
-
-func ReviewOpenIndexPK(shard int) string    { return fmt.Sprintf("REVIEW#OPEN#%d", shard) }
-func ReviewDecidedIndexPK(shard int) string { return fmt.Sprintf("REVIEW#DECIDED#%d", shard) }
-func ReviewOwnerIndexPK(name string) string { return PrefixOwner + name }
-
 // Review errors.
 var (
 	// ErrReviewDecided: someone else decided (or claimed) it first.

@@ -12,20 +12,7 @@ import (
 // Per-project sinks: where a project's outcome events go besides the
 // relay's own sinks. They live apart from ProjectSettings because settings
 // are handed to every stage, and a webhook URL may carry credentials that
-// stages have no business seeing.
-//
-// Key: PK "SINKS", SK "PROJ#<p>" (rather than under the project's own
-// partition) so that one Query lists every project that has sinks: a
-// relay learns whether it has anything to deliver without a scan. Projects
-// are few, so the partition stays small.
-
-// PKSinks is the partition holding every project's sinks.
-const PKSinks = "SINKS"
-
-// ProjectSinksKey addresses one project's sinks.
-func ProjectSinksKey(projectID string) table.Key {
-	return table.Key{PK: PKSinks, SK: PrefixProject + projectID}
-}
+// stages have no business seeing. Their key is in keys.go.
 
 // ProjectSinks are the destinations of one project's events.
 type ProjectSinks struct {
