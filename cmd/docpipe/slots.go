@@ -7,16 +7,10 @@ import (
 )
 
 // A document of smallDocBytes or less takes 1/slotShares of a document
-// slot; larger ones take more, up to a whole slot from 1 MiB on. A folder
-// of one-page files spends its time in per-document round trips (table
-// transactions, blob writes and the syncs before each step is recorded)
-// rather than in the CPU, so running many of them at once keeps the cores
-// busy and lets the table commit their transactions, and the blob store
-// sync their files, together; large documents, whose memory and CPU grow
-// with their size, still run --concurrency at a time. (With a state home
-// on ext4, 1,000 one-page files ran 17% faster with 96 in flight than with
-// 32; once a step cost one table write instead of two, 192 ran another 5%
-// faster than 96. On tmpfs, where nothing waits, all were the same.)
+// slot, a larger one more, up to a whole slot from 1 MiB on: small
+// documents spend their time waiting on table commits and blob syncs that
+// many of them can share, large ones on memory and CPU that grow with
+// their size.
 const (
 	slotShares    = 96
 	smallDocBytes = (1 << 20) / slotShares // about 11 KiB

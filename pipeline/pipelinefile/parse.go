@@ -11,10 +11,9 @@
 // longer timeout) are then used. segment_builder must stay builtin. A stage
 // without needs runs after segment_builder.
 //
-// The YAML library is go.yaml.in/yaml/v3, the YAML organisation's
-// maintained continuation of gopkg.in/yaml.v3: its node tree keeps the line
-// of every key, so each problem names file:line, and walking the tree
-// ourselves reports every unknown key instead of stopping at the first.
+// Files are read as a go.yaml.in/yaml/v3 node tree, which keeps every
+// key's line: each problem names file:line, and walking the tree reports
+// every unknown key rather than the first.
 package pipelinefile
 
 import (
