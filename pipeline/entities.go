@@ -19,6 +19,13 @@ const (
 	WorkflowWaitingReview WorkflowStatus = "waiting_review"
 )
 
+// Final reports whether a workflow in s has its outcome: completed or
+// failed, nothing left to run until a re-run. A workflow waiting for a
+// review is not final; it resumes once the review is decided.
+func (s WorkflowStatus) Final() bool {
+	return s == WorkflowCompleted || s == WorkflowFailed
+}
+
 // StepStatus is the lifecycle of one step of a workflow.
 type StepStatus string
 

@@ -140,7 +140,7 @@ func ingestLocal(ctx context.Context, f *runFlags, files []string, stderr io.Wri
 		}
 		reg := j.reg
 		results[i] = ingestResult{File: j.file, WorkflowID: reg.Workflow.ID, Status: string(reg.Workflow.Status), Existing: reg.Existing}
-		pending = pending || !finished(reg.Workflow.Status)
+		pending = pending || !reg.Workflow.Status.Final()
 	}
 	if start && pending {
 		if err := f.startWorker(*f); err != nil {

@@ -142,7 +142,7 @@ func (p *poller) halt() {
 
 // currentStep names the step a workflow is in, for display.
 func currentStep(prog pipeline.StepProgress) string {
-	if prog.Status == pipeline.WorkflowCompleted || prog.Status == pipeline.WorkflowFailed {
+	if prog.Status.Final() {
 		return string(prog.Status)
 	}
 	names := make([]string, 0, len(prog.Steps))
@@ -253,7 +253,7 @@ func (b *barProgress) update(t *tracked, prog pipeline.StepProgress) {
 	b.p.mu.Lock()
 	done := t.done
 	b.p.mu.Unlock()
-	if done || prog.Status == pipeline.WorkflowCompleted || prog.Status == pipeline.WorkflowFailed {
+	if done || prog.Status.Final() {
 		if prog.Status == pipeline.WorkflowFailed {
 			t.bar.Abort(false)
 			return

@@ -375,7 +375,7 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 	var mu sync.Mutex
 	for j := range registered {
 		wfID := j.reg.Workflow.ID
-		if running[wfID] || finished(j.reg.Workflow.Status) {
+		if running[wfID] || j.reg.Workflow.Status.Final() {
 			continue
 		}
 		running[wfID] = true
@@ -427,10 +427,6 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 		results[i] = r
 	}
 	return results, nil
-}
-
-func finished(s pipeline.WorkflowStatus) bool {
-	return s == pipeline.WorkflowCompleted || s == pipeline.WorkflowFailed
 }
 
 // result reads a workflow's outcome back from the table: the report shows

@@ -225,7 +225,7 @@ func (s *localStarter) Upload(ctx context.Context, project, fileName string, bod
 	if err != nil {
 		return reg, err
 	}
-	if !finished(reg.Workflow.Status) {
+	if !reg.Workflow.Status.Final() {
 		err = s.enqueue(ctx, reg)
 	}
 	return reg, err
@@ -338,7 +338,7 @@ func (s *awsStarter) Upload(ctx context.Context, project, fileName string, body 
 	reg, err := s.ingester.Register(ctx, pipeline.IngestRequest{
 		ProjectID: project, FileName: fileName, FileURI: "upload:" + fileName, Body: body, Reuse: true,
 	})
-	if err != nil || finished(reg.Workflow.Status) {
+	if err != nil || reg.Workflow.Status.Final() {
 		return reg, err
 	}
 	ex := &sfn.Executor{API: s.clients.SFN, StateMachineARN: s.stateMachine, Repo: s.b.Repo}

@@ -52,7 +52,7 @@ func (h *handlers) reviewStage() pipeline.Handler {
 		if done(prog.Steps[step].Status) {
 			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
 		}
-		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
+		if prog.Status.Final() {
 			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
 		}
 		if prog.Status == pipeline.WorkflowPending {

@@ -237,7 +237,7 @@ func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler str
 			b, err := encodeOutput(out)
 			return nil, b, err
 		}
-		if prog.Status == pipeline.WorkflowFailed || prog.Status == pipeline.WorkflowCompleted {
+		if prog.Status.Final() {
 			return nil, nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
 		}
 		if prog.Status == pipeline.WorkflowPending {

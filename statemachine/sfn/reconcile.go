@@ -192,7 +192,7 @@ func (r *Reconciler) markFailed(ctx context.Context, workflowID, why string) (Ou
 	if err != nil {
 		return "", err
 	}
-	if prog.Status == pipeline.WorkflowCompleted || prog.Status == pipeline.WorkflowFailed {
+	if prog.Status.Final() {
 		return OutcomeUpToDate, nil
 	}
 	ref := pipeline.WorkflowRef{ProjectID: prog.ProjectID, DocumentID: prog.DocumentID, WorkflowID: workflowID}
