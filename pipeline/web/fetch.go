@@ -18,6 +18,7 @@ import (
 	"github.com/temoto/robotstxt"
 
 	"github.com/docpipe/docpipe/internal/netguard"
+	"github.com/docpipe/docpipe/pipeline/extract/warc"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -29,36 +30,8 @@ func UserAgent(version string) string {
 	return "docpipe/" + version + " (+https://github.com/docpipe/docpipe)"
 }
 
-// Page is one fetched page: its final URL, the response's status and
-// headers, and its body.
-type Page struct {
-	URL    string
-	Status int
-	Header http.Header
-	Body   []byte
-	// Fetched is when the response arrived.
-	Fetched time.Time
-	// NotModified is true when the server answered a conditional request
-	// with 304 and Body is the earlier copy.
-	NotModified bool
-}
-
-// ContentType is the page's media type without parameters.
-func (p Page) ContentType() string {
-	ct, _, _ := strings.Cut(p.Header.Get("Content-Type"), ";")
-	return strings.ToLower(strings.TrimSpace(ct))
-}
-
-// IsHTML reports whether the page is HTML (or says nothing and looks like it).
-func (p Page) IsHTML() bool {
-	switch ct := p.ContentType(); ct {
-	case "text/html", "application/xhtml+xml":
-		return true
-	case "":
-		return strings.HasPrefix(http.DetectContentType(p.Body), "text/html")
-	}
-	return false
-}
+// Page is one fetched page (kept in a crawl's WARC file).
+type Page = warc.Page
 
 // Fetcher fetches pages. The zero value is not usable: call NewFetcher.
 type Fetcher struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/extract/warc"
 )
 
 // Source registers URLs as documents. One URL (depth 0) is stored as the
@@ -78,7 +79,7 @@ func (s *Source) Register(ctx context.Context, req pipeline.IngestRequest, rawUR
 	var body bytes.Buffer
 	if depth == 0 {
 		body.Write(res.Pages[0].Body)
-	} else if err := WriteWARC(&body, res.Pages); err != nil {
+	} else if err := warc.Write(&body, res.Pages); err != nil {
 		return Fetched{}, err
 	}
 	req.FileURI = u.String()
@@ -134,7 +135,7 @@ func (s *Source) previous(ctx context.Context, project, key string, depth int) (
 		prev[rec.URL] = prev[p.URL] // the start URL, when it redirected
 		return &rec, prev, nil
 	}
-	pages, err := ReadWARC(bytes.NewReader(src), int64(len(src)))
+	pages, err := warc.Read(bytes.NewReader(src), int64(len(src)))
 	if err != nil {
 		return &rec, nil, nil
 	}

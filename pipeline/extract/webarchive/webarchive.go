@@ -12,7 +12,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 	"github.com/docpipe/docpipe/pipeline/sniff"
 	"github.com/docpipe/docpipe/pipeline/steperr"
-	"github.com/docpipe/docpipe/pipeline/web"
+	"github.com/docpipe/docpipe/pipeline/extract/warc"
 )
 
 // Extract returns one "page" unit per readable page of the archive.
@@ -23,7 +23,7 @@ func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract
 		return nil, err
 	}
 	defer f.Close()
-	pages, err := web.ReadWARC(f, size)
+	pages, err := warc.Read(f, size)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func Extract(ctx context.Context, path string, limits extract.Limits) ([]extract
 
 // pageText is a page's text: HTML as the HTML extractor reads it (its
 // sections joined), plain text decoded; anything else has none.
-func pageText(ctx context.Context, p web.Page, limits extract.Limits) (string, error) {
+func pageText(ctx context.Context, p warc.Page, limits extract.Limits) (string, error) {
 	switch {
 	case p.IsHTML():
 		// One page is one segment however long: sections must not split it.

@@ -1,4 +1,7 @@
-package web
+// Package warc reads and writes WARC files (ISO 28500, the web archive
+// format of wget --warc-file and the Internet Archive): docpipe keeps a
+// crawl as one, and reads any as a document.
+package warc
 
 import (
 	"bufio"
@@ -23,8 +26,8 @@ import (
 
 const warcVersion = "WARC/1.1"
 
-// WriteWARC writes pages as WARC response records.
-func WriteWARC(w io.Writer, pages []Page) error {
+// Write writes pages as WARC response records.
+func Write(w io.Writer, pages []Page) error {
 	bw := bufio.NewWriter(w)
 	for _, p := range pages {
 		var block bytes.Buffer
@@ -57,13 +60,13 @@ func WriteWARC(w io.Writer, pages []Page) error {
 	return bw.Flush()
 }
 
-// WARCMagic starts every WARC file.
-var WARCMagic = []byte("WARC/1.")
+// Magic starts every WARC file.
+var Magic = []byte("WARC/1.")
 
-// ReadWARC reads the pages of a WARC file: response records holding an
+// Read reads the pages of a WARC file: response records holding an
 // HTTP response, and resource records (a body with its Content-Type).
 // Other records (warcinfo, request, metadata) are passed over.
-func ReadWARC(r io.Reader, maxRecordBytes int64) ([]Page, error) {
+func Read(r io.Reader, maxRecordBytes int64) ([]Page, error) {
 	br := bufio.NewReader(r)
 	tp := textproto.NewReader(br)
 	var pages []Page
@@ -142,4 +145,35 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+// Page is one fetched page: its final URL, the response's status and
+// headers, and its body.
+type Page struct {
+	URL    string
+	Status int
+	Header http.Header
+	Body   []byte
+	// Fetched is when the response arrived.
+	Fetched time.Time
+	// NotModified is true when the server answered a conditional request
+	// with 304 and Body is the earlier copy.
+	NotModified bool
+}
+
+// ContentType is the page's media type without parameters.
+func (p Page) ContentType() string {
+	ct, _, _ := strings.Cut(p.Header.Get("Content-Type"), ";")
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// IsHTML reports whether the page is HTML (or says nothing and looks like it).
+func (p Page) IsHTML() bool {
+	switch ct := p.ContentType(); ct {
+	case "text/html", "application/xhtml+xml":
+		return true
+	case "":
+		return strings.HasPrefix(http.DetectContentType(p.Body), "text/html")
+	}
+	return false
 }
