@@ -203,4 +203,3 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("redirect to file://: %v", err)
 	}
 }
-

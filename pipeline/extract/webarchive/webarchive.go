@@ -10,9 +10,9 @@ import (
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/htmltext"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
+	"github.com/docpipe/docpipe/pipeline/extract/warc"
 	"github.com/docpipe/docpipe/pipeline/sniff"
 	"github.com/docpipe/docpipe/pipeline/steperr"
-	"github.com/docpipe/docpipe/pipeline/extract/warc"
 )
 
 // Extract returns one "page" unit per readable page of the archive.
