@@ -50,6 +50,9 @@ const (
 	BuiltinOpenAIAnalyzer  = "openai_analyzer"
 )
 
+// AIBuiltins lists the AI analysis builtins.
+var AIBuiltins = []string{BuiltinBedrockAnalyzer, BuiltinOpenAIAnalyzer}
+
 // Bookkeeping steps that are tasks in the state machine but not stages of
 // the analysis: finalize decides the outcome from the segment counters;
 // workflow_failed records a caught failure.

@@ -4,18 +4,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/docpipe/docpipe/pipeline"
 )
 
-// Builtin stages that run an analysis, the values of run: {builtin: ...}.
+// Provider is the kind of model service an analysis calls.
+type Provider string
+
 const (
-	BuiltinBedrock = pipeline.BuiltinBedrockAnalyzer
-	BuiltinOpenAI  = pipeline.BuiltinOpenAIAnalyzer
+	ProviderBedrock Provider = "Amazon Bedrock"
+	ProviderOpenAI  Provider = "an OpenAI-compatible endpoint"
 )
-
-// Builtins lists the analysis builtins.
-var Builtins = []string{BuiltinBedrock, BuiltinOpenAI}
 
 // Settings are an analysis stage's settings in the pipeline file.
 type Settings struct {
@@ -39,20 +36,20 @@ type Problem struct {
 	Msg string
 }
 
-var knownSettings = map[string][]string{
-	BuiltinBedrock: {"model", "region", "max_tokens", "temperature", "context_tokens", "response_format", "schema"},
-	BuiltinOpenAI:  {"model", "base_url", "api_key_env", "max_tokens", "temperature", "context_tokens", "response_format", "schema"},
+var knownSettings = map[Provider][]string{
+	ProviderBedrock: {"model", "region", "max_tokens", "temperature", "context_tokens", "response_format", "schema"},
+	ProviderOpenAI:  {"model", "base_url", "api_key_env", "max_tokens", "temperature", "context_tokens", "response_format", "schema"},
 }
 
-// ParseSettings reads the settings of an analysis builtin and reports
-// every problem, in key order.
-func ParseSettings(builtin string, m map[string]any) (Settings, []Problem) {
+// ParseSettings reads the settings of an analysis on provider and
+// reports every problem, in key order.
+func ParseSettings(provider Provider, m map[string]any) (Settings, []Problem) {
 	var s Settings
 	var probs []Problem
 	bad := func(key, format string, args ...any) {
 		probs = append(probs, Problem{key, fmt.Sprintf(format, args...)})
 	}
-	known := knownSettings[builtin]
+	known := knownSettings[provider]
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -79,7 +76,7 @@ func ParseSettings(builtin string, m map[string]any) (Settings, []Problem) {
 		v := m[k]
 		switch {
 		case !slices.Contains(known, k):
-			bad(k, "unknown setting %q for %s (want one of %s)", k, builtin, strings.Join(known, ", "))
+			bad(k, "unknown setting %q for an analysis on %s (want one of %s)", k, provider, strings.Join(known, ", "))
 		case k == "model":
 			s.Model = str(k, v)
 		case k == "region":
@@ -112,7 +109,7 @@ func ParseSettings(builtin string, m map[string]any) (Settings, []Problem) {
 		case k == "response_format":
 			s.ResponseFormat = str(k, v)
 			allowed := []string{FormatJSONSchema, FormatJSONObject, FormatNone}
-			if builtin == BuiltinBedrock {
+			if provider == ProviderBedrock {
 				allowed = []string{FormatJSONSchema, FormatNone}
 			}
 			if !slices.Contains(allowed, s.ResponseFormat) {
@@ -132,10 +129,10 @@ func ParseSettings(builtin string, m map[string]any) (Settings, []Problem) {
 		}
 	}
 	if _, ok := m["model"]; !ok {
-		bad("", "%s needs settings: {model: ...}", builtin)
+		bad("", "an analysis on %s needs settings: {model: ...}", provider)
 	}
-	if _, ok := m["base_url"]; !ok && builtin == BuiltinOpenAI {
-		bad("", "%s needs settings: {base_url: ...}, e.g. http://localhost:11434/v1", builtin)
+	if _, ok := m["base_url"]; !ok && provider == ProviderOpenAI {
+		bad("", "an analysis on %s needs settings: {base_url: ...}, e.g. http://localhost:11434/v1", provider)
 	}
 	if s.Schema == nil {
 		s.Schema = DefaultSchema()

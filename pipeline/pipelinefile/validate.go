@@ -189,8 +189,8 @@ func (v *validator) run(i int, st pipeline.Stage) {
 	}
 	// Users' stages take any settings (they arrive in the request); a
 	// builtin takes those its schema knows, checked below.
-	if len(st.Settings) > 0 && r.Kind() == pipeline.RunBuiltin && !slices.Contains(ai.Builtins, r.Builtin) {
-		v.at(i, "settings", "builtin %q takes no settings (the builtins that do: %s)", r.Builtin, strings.Join(ai.Builtins, ", "))
+	if len(st.Settings) > 0 && r.Kind() == pipeline.RunBuiltin && !slices.Contains(pipeline.AIBuiltins, r.Builtin) {
+		v.at(i, "settings", "builtin %q takes no settings (the builtins that do: %s)", r.Builtin, strings.Join(pipeline.AIBuiltins, ", "))
 	}
 	if len(st.Settings) > 0 && r.Kind() == pipeline.RunReview {
 		v.at(i, "settings", "a review takes no settings")
@@ -202,8 +202,9 @@ func (v *validator) run(i int, st pipeline.Stage) {
 			v.at(i, "run", "unknown builtin %q (want one of %s)", r.Builtin, strings.Join(pipeline.Builtins, ", "))
 		case slices.Contains(pipeline.IngestionStages, r.Builtin) && r.Builtin != st.Name:
 			v.at(i, "run", "builtin %q is an ingestion stage and runs only as the stage of that name", r.Builtin)
-		case slices.Contains(ai.Builtins, r.Builtin):
-			_, probs := ai.ParseSettings(r.Builtin, st.Settings)
+		case slices.Contains(pipeline.AIBuiltins, r.Builtin):
+			provider, _ := AIProvider(r.Builtin)
+			_, probs := ai.ParseSettings(provider, st.Settings)
 			for _, p := range probs {
 				field := "settings"
 				if p.Key != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -32,7 +33,8 @@ func (h *handlers) aiStage(builtin string) pipeline.Handler {
 
 // aiModel builds the stage's model from its settings.
 func (h *handlers) aiModel(ctx context.Context, st pipeline.Stage) (ai.Model, ai.Settings, error) {
-	s, probs := ai.ParseSettings(st.Run.Builtin, st.Settings)
+	provider, _ := pipelinefile.AIProvider(st.Run.Builtin)
+	s, probs := ai.ParseSettings(provider, st.Settings)
 	if len(probs) > 0 {
 		return nil, s, &steperr.InvalidInputError{Reason: fmt.Sprintf("stage %s: %s", st.Name, probs[0].Msg)}
 	}
@@ -40,8 +42,8 @@ func (h *handlers) aiModel(ctx context.Context, st pipeline.Stage) (ai.Model, ai
 		m, err := h.AIModel(ctx, st.Run.Builtin, s)
 		return m, s, err
 	}
-	switch st.Run.Builtin {
-	case ai.BuiltinBedrock:
+	switch provider {
+	case ai.ProviderBedrock:
 		cfg, err := config.LoadDefaultConfig(ctx)
 		if err != nil {
 			return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: AWS configuration: %v", st.Name, err)}
@@ -184,7 +186,8 @@ func (h *handlers) aiDocument(ctx context.Context, in pipeline.StepInput, pipe *
 }
 
 func isAIBuiltin(name string) bool {
-	return name == ai.BuiltinBedrock || name == ai.BuiltinOpenAI
+	_, ok := pipelinefile.AIProvider(name)
+	return ok
 }
 
 // AIUsage sums the tokens a workflow's analysis stages billed, by model

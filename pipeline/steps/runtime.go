@@ -116,7 +116,7 @@ func Register(reg *pipeline.Registry, d Deps) {
 		h.kinds[name] = userKind{}
 		reg.Register(name, h.userStage(name))
 	}
-	for _, name := range ai.Builtins {
+	for _, name := range pipeline.AIBuiltins {
 		h.kinds[name] = aiKind{}
 		reg.Register(name, h.aiStage(name))
 	}
