@@ -46,8 +46,10 @@
 //
 //	{"index": 1, "text": "...", "output": {...the stage's output for it...}}
 //
-// ("output" only for a user's stage). A segment stage that needs another
-// segment stage gets that stage's output for the same segment.
+// ("output" is the stage's answer for the segment: a user's stage's JSON,
+// segment_analyzer's analysis, an AI stage's answer). A segment stage that
+// needs another segment stage gets that stage's output for the same
+// segment.
 //
 // An HTTP service or a Lambda function cannot read those files, so it
 // gets no paths: the segment text is in "segment", each needed stage's
