@@ -71,6 +71,15 @@ func Answer(k FaultKey) json.RawMessage {
 	return raw
 }
 
+// callFor counts and logs the call a request makes (call).
+func (p Plan) callFor(raw []byte) (Call, error) {
+	var req request
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return Call{}, fmt.Errorf("request: %w", err)
+	}
+	return p.call(req.key())
+}
+
 // call counts the attempt at k, decides what it does and logs it.
 func (p Plan) call(k FaultKey) (Call, error) {
 	c := Call{FaultKey: k}
@@ -158,12 +167,12 @@ func RunCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 2 {
 		return plan.runBatch(stdin, stdout, stderr)
 	}
-	var req request
-	if err := json.NewDecoder(stdin).Decode(&req); err != nil {
-		fmt.Fprintln(stderr, "fake stage: request:", err)
+	raw, err := io.ReadAll(stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "fake stage:", err)
 		return 2
 	}
-	c, err := plan.call(req.key())
+	c, err := plan.callFor(raw)
 	if err != nil {
 		fmt.Fprintln(stderr, "fake stage:", err)
 		return 2
@@ -205,12 +214,7 @@ func (p Plan) runBatch(stdin io.Reader, stdout, stderr io.Writer) int {
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
-		var req request
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
-			fmt.Fprintln(stderr, "fake stage: request:", err)
-			return 2
-		}
-		c, err := p.call(req.key())
+		c, err := p.callFor(sc.Bytes())
 		if err != nil {
 			fmt.Fprintln(stderr, "fake stage:", err)
 			return 2

@@ -90,6 +90,17 @@ func setup(t *testing.T, repo *pipeline.Repository) fixture {
 	return fixture{repo: repo, doc: doc, wf: wf, ref: refOf(wf)}
 }
 
+// setupSegments is setup with n pending segments in the workflow.
+func setupSegments(t *testing.T, tb table.Table, n int) (context.Context, *pipeline.Repository, fixture) {
+	t.Helper()
+	repo := pipeline.NewRepository(tb)
+	f := setup(t, repo)
+	if err := repo.PutSegments(t.Context(), makeSegments(f.wf.ID, 1, n)); err != nil {
+		t.Fatal(err)
+	}
+	return t.Context(), repo, f
+}
+
 func progress(t *testing.T, repo *pipeline.Repository, wfID string) pipeline.StepProgress {
 	t.Helper()
 	p, err := repo.GetProgress(t.Context(), wfID)
@@ -1042,13 +1053,8 @@ func testSegmentsPaging(t *testing.T, tb table.Table, cfg config) {
 // testFinishSegmentRace: racing workers finishing the same segments count
 // each exactly once.
 func testFinishSegmentRace(t *testing.T, tb table.Table, cfg config) {
-	ctx := t.Context()
-	repo := pipeline.NewRepository(tb)
-	f := setup(t, repo)
 	const segs = 10
-	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, segs)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, repo, f := setupSegments(t, tb, segs)
 	outcome := func(i int) pipeline.SegmentStatus {
 		switch i % 5 {
 		case 0:
@@ -1086,12 +1092,7 @@ func testFinishSegmentRace(t *testing.T, tb table.Table, cfg config) {
 // < failed within a run; only ResetFailedSegments, with its audit items,
 // takes a failed segment back.
 func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
-	ctx := t.Context()
-	repo := pipeline.NewRepository(tb)
-	f := setup(t, repo)
-	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, 4)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, repo, f := setupSegments(t, tb, 4)
 	finish := func(i int, to pipeline.SegmentStatus, errMsg string) (bool, error) {
 		return repo.FinishSegment(ctx, f.wf.ID, i, to, pipeline.SegmentResult{Error: errMsg, Keywords: []string{"k"}, Stage: pipeline.StepSegmentAnalyzer})
 	}
@@ -1189,13 +1190,8 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 // segments (sibling stages) leave each at the strongest one, counted
 // once.
 func testSegmentOutcomeRace(t *testing.T, tb table.Table, cfg config) {
-	ctx := t.Context()
-	repo := pipeline.NewRepository(tb)
-	f := setup(t, repo)
 	const segs = 6
-	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, segs)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, repo, f := setupSegments(t, tb, segs)
 	outcomes := []pipeline.SegmentStatus{pipeline.SegmentDone, pipeline.SegmentSkipped, pipeline.SegmentFailed}
 	// Segment i sees outcomes up to want(i): racer w tries outcome
 	// (w/segs)%3, capped there.
@@ -1261,12 +1257,7 @@ func testFinishSegmentsBatch(t *testing.T, tb table.Table, cfg config) {
 // testPutSegmentsKeepsFinished: rebuilding segments (a late duplicate of
 // the builder) never resets one that already finished.
 func testPutSegmentsKeepsFinished(t *testing.T, tb table.Table, cfg config) {
-	ctx := t.Context()
-	repo := pipeline.NewRepository(tb)
-	f := setup(t, repo)
-	if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, 1, 5)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, repo, f := setupSegments(t, tb, 5)
 	if _, err := repo.FinishSegment(ctx, f.wf.ID, 3, pipeline.SegmentDone, pipeline.SegmentResult{Language: "en"}); err != nil {
 		t.Fatal(err)
 	}
