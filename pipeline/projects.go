@@ -45,7 +45,7 @@ func (r *Repository) CreateProject(ctx context.Context, p Project) error {
 		p.CreatedAt = r.now().UTC()
 	}
 	p.Revision = 0
-	it, err := entityItem(ProjectKey(p.ID), p)
+	it, err := entityItem(ProjectKey(p.ID), p, projectIndex(p.ID)...)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (r *Repository) UpdateProject(ctx context.Context, projectID string, change
 			return err
 		}
 		p.ID, p.CreatedAt, p.Revision = projectID, created, was+1
-		it, err := entityItem(ProjectKey(projectID), p)
+		it, err := entityItem(ProjectKey(projectID), p, projectIndex(projectID)...)
 		if err != nil {
 			return err
 		}
@@ -95,4 +95,34 @@ func (r *Repository) UpdateProject(ctx context.Context, projectID string, change
 		return err
 	})
 	return out, err
+}
+
+// PKProjects is the GSI2 partition every project item is listed under, so
+// that listing the projects is one Query. Projects are few, so the
+// partition stays small.
+const PKProjects = "PROJECTS"
+
+// projectIndex puts a project item on GSI2 under PKProjects, by id.
+func projectIndex(projectID string) []string {
+	return []string{table.AttrGSI2PK, PKProjects, table.AttrGSI2SK, PrefixProject + projectID}
+}
+
+// ListProjects returns every project, ordered by id. A project stored
+// before projects were indexed appears once it is next updated.
+func (r *Repository) ListProjects(ctx context.Context) ([]Project, error) {
+	items, err := queryAll(ctx, r.t, table.Query{Index: table.IndexGSI2, PK: PKProjects, SKPrefix: PrefixProject})
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll[Project](items)
+}
+
+// CountProjectDocuments counts a project's documents, stopping at upTo
+// (0: no bound) so that a count costs a bounded read.
+func (r *Repository) CountProjectDocuments(ctx context.Context, projectID string, upTo int) (int, error) {
+	page, err := r.t.Query(ctx, table.Query{PK: ProjectKey(projectID).PK, SKPrefix: PrefixDocument, Limit: upTo, CountOnly: true})
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: count documents of project %s: %w", projectID, err)
+	}
+	return page.Count, nil
 }

@@ -112,6 +112,29 @@ var (
 	ErrNotReviewer = errors.New("pipeline: not a reviewer of this review")
 )
 
+// ReviewRefusal is a review action refused. Reason says why in words for
+// the person who tried ("review X was already approved by alice"); Kind is
+// ErrReviewDecided or ErrNotReviewer, which errors.Is matches.
+type ReviewRefusal struct {
+	Kind   error
+	Reason string
+}
+
+func (e *ReviewRefusal) Error() string { return e.Kind.Error() + ": " + e.Reason }
+func (e *ReviewRefusal) Unwrap() error { return e.Kind }
+
+func refuse(kind error, format string, args ...any) error {
+	return &ReviewRefusal{Kind: kind, Reason: fmt.Sprintf(format, args...)}
+}
+
+// takenReason says who took a review that is no longer open.
+func takenReason(v Review) string {
+	if v.State == ReviewClaimed {
+		return fmt.Sprintf("review %s is already claimed by %s", v.ID, v.Owner)
+	}
+	return fmt.Sprintf("review %s was already %s by %s", v.ID, v.State, v.DecidedBy)
+}
+
 // OpenReview creates the review of a stage unless it exists, and returns
 // it as stored: opening twice (a resumed run, a redelivered task) is one
 // review. A task token, when given, is stored on the review, also on one
@@ -295,19 +318,22 @@ func (r *Repository) ActOnReview(ctx context.Context, workflowID, stage string, 
 	switch d.Action {
 	case ActionClaim:
 		if from != ReviewOpen {
-			return v, fmt.Errorf("%w: review %s is %s", ErrReviewDecided, v.ID, from)
+			return v, refuse(ErrReviewDecided, "%s", takenReason(v))
 		}
 		v.State, v.Owner = ReviewClaimed, d.By
 		cond = table.Equals{Path: pathReviewState, Value: string(ReviewOpen)}
 	case ActionRelease:
 		if from != ReviewClaimed || v.Owner != d.By {
-			return v, fmt.Errorf("%w: review %s is %s (owner %q)", ErrNotReviewer, v.ID, from, v.Owner)
+			if from == ReviewClaimed {
+				return v, refuse(ErrNotReviewer, "review %s is claimed by %s; only %s can release it", v.ID, v.Owner, v.Owner)
+			}
+			return v, refuse(ErrNotReviewer, "review %s is %s, not claimed: there is nothing to release", v.ID, from)
 		}
 		v.State, v.Owner = ReviewOpen, ""
 		cond = table.And{table.Equals{Path: pathReviewState, Value: string(ReviewClaimed)}, table.Equals{Path: "data.owner", Value: d.By}}
 	case ActionApprove, ActionReject:
 		if from.Decided() {
-			return v, fmt.Errorf("%w: review %s is %s by %s", ErrReviewDecided, v.ID, from, v.DecidedBy)
+			return v, refuse(ErrReviewDecided, "%s", takenReason(v))
 		}
 		v.State = ReviewApproved
 		if d.Action == ActionReject {
@@ -324,15 +350,15 @@ func (r *Repository) ActOnReview(ctx context.Context, workflowID, stage string, 
 	if before := (Review{State: from, Owner: owner, Assign: v.Assign, Group: v.Group}); d.Action != ActionRelease && !before.MayDecide(d.By, d.Groups) {
 		switch {
 		case from == ReviewClaimed:
-			return v, fmt.Errorf("%w: review %s is claimed by %s", ErrNotReviewer, v.ID, owner)
+			return v, refuse(ErrNotReviewer, "review %s is claimed by %s; only %s can decide it until they release it", v.ID, owner, owner)
 		case len(v.Assign) > 0:
-			return v, fmt.Errorf("%w: review %s is assigned to %s", ErrNotReviewer, v.ID, strings.Join(v.Assign, ", "))
+			return v, refuse(ErrNotReviewer, "review %s is assigned to %s, not %s", v.ID, strings.Join(v.Assign, ", "), d.By)
 		}
-		return v, fmt.Errorf("%w: review %s is for group %s, which %s is not in", ErrNotReviewer, v.ID, v.Group, d.By)
+		return v, refuse(ErrNotReviewer, "review %s is for group %s, which %s is not in", v.ID, v.Group, d.By)
 	}
 	if err := r.writeReview(ctx, v, cond, from, reviewActor{d.By, d.Unverified}, d.Comment); err != nil {
 		if errors.Is(err, table.ErrConditionFailed) {
-			return v, fmt.Errorf("%w: review %s changed meanwhile", ErrReviewDecided, v.ID)
+			return v, refuse(ErrReviewDecided, "review %s changed while this action was made: someone else acted on it first", v.ID)
 		}
 		return v, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,6 +84,9 @@ found by its id; a delivered one needs --workflow. The next relay pass
 
 func events(ctx context.Context, a *app, args []string, failed, follow bool) error {
 	b, err := a.openSource(ctx)
+	if noState(err) && len(args) == 0 && !follow {
+		return printEvents(a, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -103,17 +105,7 @@ func events(ctx context.Context, a *app, args []string, failed, follow bool) err
 		return err
 	}
 	if !follow {
-		if a.jsonOut {
-			if entries == nil {
-				entries = []pipeline.OutboxEntry{}
-			}
-			return writeJSON(a.stdout, entries)
-		}
-		if len(entries) == 0 {
-			fmt.Fprintln(a.stdout, "no events")
-			return nil
-		}
-		return writeEvents(a.stdout, entries, true)
+		return printEvents(a, entries)
 	}
 	// Follow: print each event when first seen and again whenever its
 	// delivery state changes.
@@ -159,17 +151,34 @@ func printFollowed(a *app, entries []pipeline.OutboxEntry, header bool) error {
 	return writeEvents(a.stdout, entries, header)
 }
 
+// printEvents is the listing of events, as JSON or a table.
+func printEvents(a *app, entries []pipeline.OutboxEntry) error {
+	if a.jsonOut {
+		if entries == nil {
+			entries = []pipeline.OutboxEntry{}
+		}
+		return writeJSON(a.stdout, entries)
+	}
+	if len(entries) == 0 {
+		_, err := fmt.Fprintln(a.stdout, "no events")
+		return err
+	}
+	return writeEvents(a.stdout, entries, true)
+}
+
 func writeEvents(w io.Writer, entries []pipeline.OutboxEntry, header bool) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var t *textTable
 	if header {
-		fmt.Fprintln(tw, "EVENT\tTYPE\tWORKFLOW\tFILE\tTIME\tDELIVERY\tATTEMPTS\tLAST ERROR")
+		t = newTextTable(w, "EVENT", "TYPE", "WORKFLOW", "FILE", "TIME", "DELIVERY", "ATTEMPTS", "LAST ERROR")
+	} else {
+		t = newTextTable(w)
 	}
 	for _, e := range entries {
 		ev := e.Event
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", ev.ID, ev.Type, ev.WorkflowID, ev.Document.FileName,
+		t.row(ev.ID, ev.Type, ev.WorkflowID, ev.Document.FileName,
 			localTime(pipeline.FormatTime(ev.Time)), e.Delivery.State, e.Delivery.Attempts, e.Delivery.LastError)
 	}
-	return tw.Flush()
+	return t.flush()
 }
 
 // writeJSONLine prints v as one line of JSON (a stream for --follow).

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -95,8 +94,7 @@ func printIngested(w io.Writer, results []ingestResult, asJSON bool) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FILE\tWORKFLOW\tSTATUS")
+	t := newTextTable(w, "FILE", "WORKFLOW", "STATUS")
 	for _, r := range results {
 		st := r.Status
 		switch {
@@ -105,9 +103,9 @@ func printIngested(w io.Writer, results []ingestResult, asJSON bool) error {
 		case r.Error != "":
 			st += ": " + r.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.File, r.WorkflowID, st)
+		t.row(r.File, r.WorkflowID, st)
 	}
-	return tw.Flush()
+	return t.flush()
 }
 
 func ingestLocal(ctx context.Context, f *runFlags, files []string, stderr io.Writer, start bool) ([]ingestResult, error) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
@@ -118,14 +117,17 @@ func newPipelineListCmd(a *app) *cobra.Command {
   docpipe pipeline list --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var list []pipeline.PipelineSummary
 			b, err := a.openSource(cmd.Context())
-			if err != nil {
+			switch {
+			case noState(err):
+			case err != nil:
 				return err
-			}
-			defer b.Close()
-			list, err := b.Repo.ListPipelines(cmd.Context())
-			if err != nil {
-				return err
+			default:
+				defer b.Close()
+				if list, err = b.Repo.ListPipelines(cmd.Context()); err != nil {
+					return err
+				}
 			}
 			if a.jsonOut {
 				if list == nil {
@@ -137,12 +139,11 @@ func newPipelineListCmd(a *app) *cobra.Command {
 				fmt.Fprintln(a.stdout, "no pipelines stored; `docpipe pipeline apply FILE` stores one")
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PIPELINE\tVERSION\tUPDATED\tDESCRIPTION")
+			t := newTextTable(a.stdout, "PIPELINE", "VERSION", "UPDATED", "DESCRIPTION")
 			for _, p := range list {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.Name, p.Version, localTime(pipeline.FormatTime(p.UpdatedAt)), p.Description)
+				t.row(p.Name, p.Version, localTime(pipeline.FormatTime(p.UpdatedAt)), p.Description)
 			}
-			return tw.Flush()
+			return t.flush()
 		},
 	}
 }
@@ -183,13 +184,12 @@ func printPipeline(w io.Writer, v pipeline.PipelineVersion) error {
 	fmt.Fprintf(w, "%s  %s\ncreated %s, content %s\nbatch size %d, max concurrency %d\n\n",
 		v, v.Description, localTime(pipeline.FormatTime(v.CreatedAt)), v.ContentHash[:12],
 		v.Definition.BatchSize, v.Definition.MaxConcurrency)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STAGE\tSCOPE\tNEEDS\tRUN\tWHEN\tTIMEOUT\tRETRY")
+	t := newTextTable(w, "STAGE", "SCOPE", "NEEDS", "RUN", "WHEN", "TIMEOUT", "RETRY")
 	for _, st := range v.Definition.Stages {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%ds\t%s\n", st.Name, st.Scope, orDash(strings.Join(st.Needs, ",")),
-			st.Run, st.When, st.TimeoutSeconds, st.RetryText())
+		t.row(st.Name, st.Scope, orDash(strings.Join(st.Needs, ",")),
+			st.Run, st.When, fmt.Sprintf("%ds", st.TimeoutSeconds), st.RetryText())
 	}
-	return tw.Flush()
+	return t.flush()
 }
 
 func orDash(s string) string {
@@ -219,12 +219,11 @@ func newPipelineHistoryCmd(a *app) *cobra.Command {
 			if a.jsonOut {
 				return writeJSON(a.stdout, hist)
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "VERSION\tCREATED\tSTAGES\tCONTENT\tDESCRIPTION")
+			t := newTextTable(a.stdout, "VERSION", "CREATED", "STAGES", "CONTENT", "DESCRIPTION")
 			for _, v := range hist {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v, localTime(pipeline.FormatTime(v.CreatedAt)), v.Stages, v.ContentHash[:12], v.Description)
+				t.row(v, localTime(pipeline.FormatTime(v.CreatedAt)), v.Stages, v.ContentHash[:12], v.Description)
 			}
-			return tw.Flush()
+			return t.flush()
 		},
 	}
 }
@@ -347,11 +346,10 @@ func pipelineStatus(ctx context.Context, a *app, name string, limit int) error {
 		fmt.Fprintf(a.stdout, "no workflows run pipeline %s\n", name)
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKFLOW\tFILE\tPIPELINE\tSTATUS\tCREATED\tERROR")
+	t := newTextTable(a.stdout, "WORKFLOW", "FILE", "PIPELINE", "STATUS", "CREATED", "ERROR")
 	for _, wf := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s@%d\t%s\t%s\t%s\n", wf.ID, wf.FileName, wf.Pipeline, wf.PipelineVersion, wf.Status,
+		t.row(wf.ID, wf.FileName, fmt.Sprintf("%s@%d", wf.Pipeline, wf.PipelineVersion), wf.Status,
 			localTime(pipeline.FormatTime(wf.CreatedAt)), wf.Error)
 	}
-	return tw.Flush()
+	return t.flush()
 }

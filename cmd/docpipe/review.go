@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -62,6 +61,9 @@ func newReviewListCmd(a *app) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
 		b, err := a.openSource(ctx)
+		if noState(err) {
+			return printReviews(a, nil, time.Now())
+		}
 		if err != nil {
 			return err
 		}
@@ -119,12 +121,11 @@ func printReviews(a *app, list []pipeline.Review, now time.Time) error {
 		fmt.Fprintln(a.stdout, "no reviews waiting")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REVIEW\tFILE\tSTATE\tWHO\tDUE")
+	t := newTextTable(a.stdout, "REVIEW", "FILE", "STATE", "WHO", "DUE")
 	for _, v := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, v.FileName, v.State, reviewers(v), dueText(v, now))
+		t.row(v.ID, v.FileName, v.State, reviewers(v), dueText(v, now))
 	}
-	return tw.Flush()
+	return t.flush()
 }
 
 // reviewers says who may decide: the owner, the people or the group.
@@ -167,28 +168,33 @@ func newReviewShowCmd(a *app) *cobra.Command {
 			defer b.Close()
 			v, err := b.Repo.GetReview(ctx, wf, stage)
 			if err != nil {
-				return err
+				return missing(err, noReview(args[0]))
 			}
 			if a.jsonOut {
 				v.TaskToken = "" // a credential to answer the task, not for display
 				return json.NewEncoder(a.stdout).Encode(v)
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			t := newTextTable(a.stdout)
 			for _, row := range [][2]string{
 				{"review", v.ID}, {"file", v.FileName}, {"stage", v.Stage}, {"state", string(v.State)},
 				{"who", reviewers(v)}, {"due", dueText(v, time.Now())}, {"hard limit", localTime(v.HardLimitAt)},
 				{"decided by", v.DecidedBy}, {"comment", v.Comment},
 			} {
 				if row[1] != "" {
-					fmt.Fprintf(tw, "%s:\t%s\n", row[0], row[1])
+					t.row(row[0]+":", row[1])
 				}
 			}
 			for _, k := range sortedKeys(v.Edits) {
-				fmt.Fprintf(tw, "set %s:\t%s\n", k, v.Edits[k])
+				t.row("set "+k+":", v.Edits[k])
 			}
-			return tw.Flush()
+			return t.flush()
 		},
 	}
+}
+
+// noReview says a review id names no review.
+func noReview(id string) string {
+	return "no review " + id + " here; `docpipe review list` shows the reviews waiting"
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -253,7 +259,7 @@ func newReviewActionCmd(a *app, action pipeline.ReviewAction) *cobra.Command {
 		}
 		v, err := steps.Decide(ctx, b.Repo, b.Blobs, callback, args[0], pipeline.Decision{Action: action, By: *by, Comment: comment, Edits: edits})
 		if err != nil {
-			return err
+			return missing(err, noReview(args[0]))
 		}
 		fmt.Fprintf(a.stdout, "review %s is %s%s\n", v.ID, v.State, ownerNote(v))
 		return nil

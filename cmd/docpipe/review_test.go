@@ -35,12 +35,15 @@ stages:
 	list := want(t, 0, []string{".check", "alice"}, "review", "list", "--mine", "alice", "--home", home)
 	id := strings.Fields(strings.Split(list, "\n")[1])[0]
 	want(t, 0, []string{"no reviews waiting"}, "review", "list", "--mine", "bob", "--home", home)
-	want(t, 1, []string{"not a reviewer"}, "review", "approve", id, "--by", "bob", "--home", home)
+	want(t, 1, []string{"docpipe: review " + id + " is assigned to alice, not bob;"}, "review", "approve", id, "--by", "bob", "--home", home)
 	want(t, 2, []string{"--by"}, "review", "approve", id, "--home", home)
 	want(t, 0, []string{"claimed by alice"}, "review", "claim", id, "--by", "alice", "--home", home)
 	want(t, 0, []string{"approved by alice"}, "review", "approve", id, "--by", "alice", "--set", "summary=Checked by alice.", "--home", home)
-	want(t, 1, []string{"already taken"}, "review", "reject", id, "--by", "alice", "--home", home)
+	want(t, 1, []string{"docpipe: review " + id + " was already approved by alice; `docpipe review list` shows the reviews waiting\n"}, "review", "reject", id, "--by", "alice", "--home", home)
+	want(t, 1, []string{"docpipe: no review " + wfOf(id) + ".nope here;"}, "review", "show", wfOf(id)+".nope", "--home", home)
 	want(t, 0, []string{"completed"}, "work", "--home", home, "--progress", "none")
-	wf := strings.Split(id, ".")[0]
+	wf := wfOf(id)
 	want(t, 0, []string{"Checked by alice."}, "show", wf, "--summary", "--home", home)
 }
+
+func wfOf(reviewID string) string { return strings.Split(reviewID, ".")[0] }

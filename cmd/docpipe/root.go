@@ -300,7 +300,7 @@ func runApp(ctx context.Context, a *app, args []string) error {
 	case errors.As(err, &ue):
 		fmt.Fprintf(a.stderr, "docpipe: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
 	default:
-		fmt.Fprintln(a.stderr, "docpipe:", err)
+		fmt.Fprintln(a.stderr, "docpipe:", explain(err))
 	}
 	return err
 }

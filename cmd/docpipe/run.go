@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -170,17 +169,17 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 		case string(pipeline.WorkflowCompleted):
 			if !r.succeeded() {
 				failed = true
-				fmt.Fprintf(stderr, "%s %s; %s\n", r.File, statusText(r), failureAdvice(f.home, r.WorkflowID, r.Error))
+				fmt.Fprintf(stderr, "%s %s; %s\n", printable(r.File), statusText(r), failureAdvice(f.home, r.WorkflowID, r.Error))
 			}
 		case string(pipeline.WorkflowWaitingReview):
 			waiting = true
-			fmt.Fprintf(stderr, "%s waiting for review (docpipe review list --home %s)\n", r.File, f.home)
+			fmt.Fprintf(stderr, "%s waiting for review (docpipe review list --home %s)\n", printable(r.File), f.home)
 		case statusNotProcessed:
 			failed = true
-			fmt.Fprintf(stderr, "skipped %s: %s\n", r.File, r.Error)
+			fmt.Fprintf(stderr, "skipped %s: %s\n", printable(r.File), printable(r.Error))
 		default:
 			failed = true
-			fmt.Fprintf(stderr, "%s failed; %s\n", r.File, failureAdvice(f.home, r.WorkflowID, r.Error))
+			fmt.Fprintf(stderr, "%s failed; %s\n", printable(r.File), failureAdvice(f.home, r.WorkflowID, r.Error))
 		}
 	}
 	switch {
@@ -475,16 +474,15 @@ func report(w io.Writer, results []docResult, asJSON bool) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FILE\tWORKFLOW\tSTATUS\tSEGMENTS\tFAILED\tSECONDS\tERROR")
+	t := newTextTable(w, "FILE", "WORKFLOW", "STATUS", "SEGMENTS", "FAILED", "SECONDS", "ERROR")
 	for _, r := range results {
 		secs := fmt.Sprintf("%.2f", r.Seconds)
 		if r.Reused {
 			secs = "(earlier)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.File, r.WorkflowID, statusText(r), r.Segments, r.FailedSegments, secs, r.Error)
+		t.row(r.File, r.WorkflowID, statusText(r), r.Segments, r.FailedSegments, secs, r.Error)
 	}
-	return tw.Flush()
+	return t.flush()
 }
 
 // statusText is the status column: the workflow status, and for a

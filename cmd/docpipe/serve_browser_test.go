@@ -85,6 +85,9 @@ func TestServeInBrowser(t *testing.T) {
 	if limit := text("#upload .note"); !strings.Contains(limit, "512 MiB") {
 		t.Errorf("upload page does not show the size limit: %q", limit)
 	}
+	if runs := text("#project-pipeline"); !strings.Contains(runs, "docpipe") {
+		t.Errorf("upload page does not say which pipeline the project runs: %q", runs)
+	}
 	do("upload two files", chromedp.SetUploadFiles(chromedp.CSS("#files"), []string{good, bad}))
 	do("see the good one complete without reloading", chromedp.WaitVisible(chromedp.CSS("#uploads .s-completed")))
 	do("see the broken one fail", chromedp.WaitVisible(chromedp.CSS("#uploads .s-failed")))
@@ -113,7 +116,15 @@ func TestServeInBrowser(t *testing.T) {
 	shot("failed.png")
 
 	do("open the overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#live.on")))
+	do("find the finished analysis under Recent", chromedp.WaitVisible(chromedp.CSS("#recent .s-completed")))
+	if row := text("#recent tbody"); !strings.Contains(row, "notes.md") {
+		t.Errorf("recent analyses lack notes.md: %q", row)
+	}
 	shot("overview.png")
+
+	do("open Projects", chromedp.Navigate(base+"/projects"), chromedp.WaitVisible(chromedp.CSS(`#projects tr[data-project="default"]`)))
+	shot("projects.png")
+	do("open a project", chromedp.Click(chromedp.CSS(`#projects tr[data-project="default"] a`)), chromedp.WaitVisible(chromedp.CSS("#documents")))
 	t.Logf("screenshots in %s", shots)
 }
 

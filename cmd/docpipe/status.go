@@ -7,7 +7,7 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,22 +25,46 @@ func newStatusCmd(a *app) *cobra.Command {
 		Long: `Without WORKFLOW: analyses in progress (pending or running) and those
 waiting for a review, newest first, from the status index, then how many of
 each there are and how many reviews are overdue; --failed lists failed ones.
+--all lists recent analyses of every status, newest first, with their
+outcome and segment counts, a page at a time (--after goes on), filtered
+by --status, --project and --pipeline.
 With WORKFLOW: every step of it, with start, end, duration and error.
 
 Times are shown in the local time zone; --json prints them as RFC 3339.`,
 		Example: `  docpipe status
   docpipe status --failed --json
+  docpipe status --all
+  docpipe status --all --status completed --project contracts
   docpipe status WORKFLOW
   docpipe status --pipeline redact
   docpipe status --table T --bucket B --failed`,
 		Args: maxArgs(1, "one WORKFLOW"),
 	}
 	failed := cmd.Flags().Bool("failed", false, "list failed analyses instead of those in progress")
-	limit := cmd.Flags().Int("limit", 50, "at most this many analyses (0: all)")
+	all := cmd.Flags().Bool("all", false, "list recent analyses of every status, newest first")
+	onlyStatus := cmd.Flags().String("status", "", "with --all: only analyses in this status ("+strings.Join(workflowStatuses(), ", ")+")")
+	after := cmd.Flags().String("after", "", "with --all: the page after this one (the cursor the previous page printed)")
+	limit := cmd.Flags().Int("limit", 50, "at most this many analyses (0: all; with --all, a page)")
 	pipelineName := cmd.Flags().String("pipeline", "", "list the workflows that run this pipeline, newest first")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if *limit < 0 {
 			return usageErrorf("--limit must be 0 (all) or more, not %d", *limit)
+		}
+		if !*all && (*onlyStatus != "" || *after != "") {
+			return usageErrorf("--status and --after page through --all; add --all")
+		}
+		if *all {
+			if len(args) > 0 || *failed {
+				return usageErrorf("--all lists analyses; it takes no WORKFLOW and no --failed (--status failed filters)")
+			}
+			if *onlyStatus != "" && !slices.Contains(workflowStatuses(), *onlyStatus) {
+				return usageErrorf("--status %q: choose one of %s", *onlyStatus, strings.Join(workflowStatuses(), ", "))
+			}
+			f := pipeline.RecentFilter{Pipeline: *pipelineName, Status: pipeline.WorkflowStatus(*onlyStatus)}
+			if cmd.Flags().Changed("project") {
+				f.Project = a.project
+			}
+			return statusAll(cmd.Context(), a, f, *limit, *after)
 		}
 		if *pipelineName != "" {
 			if len(args) > 0 || *failed {
@@ -53,12 +77,93 @@ Times are shown in the local time zone; --json prints them as RFC 3339.`,
 	return cmd
 }
 
+// workflowStatuses are the statuses an analysis can be in.
+func workflowStatuses() []string {
+	return []string{string(pipeline.WorkflowPending), string(pipeline.WorkflowInProgress), string(pipeline.WorkflowWaitingReview),
+		string(pipeline.WorkflowCompleted), string(pipeline.WorkflowFailed)}
+}
+
+// noAnalysesYet is every listing of analyses on a state home nothing has
+// run in.
+const noAnalysesYet = "no analyses yet: docpipe run FILE"
+
+// recentPage is `status --all --json`: a page and the cursor of the next.
+type recentPage struct {
+	Analyses []pipeline.StepProgress `json:"analyses"`
+	Next     string                  `json:"next,omitempty"`
+}
+
+// statusAll is `status --all`: recent analyses of every status, newest
+// first, a page at a time.
+func statusAll(ctx context.Context, a *app, f pipeline.RecentFilter, limit int, after string) error {
+	if limit == 0 {
+		limit = maxUnfinished
+	}
+	b, err := a.openSource(ctx)
+	if noState(err) {
+		if a.jsonOut {
+			return writeJSON(a.stdout, recentPage{Analyses: []pipeline.StepProgress{}})
+		}
+		_, err := fmt.Fprintln(a.stdout, noAnalysesYet)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	list, next, err := b.Repo.ListRecent(ctx, f, limit, after)
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return writeJSON(a.stdout, recentPage{Analyses: list, Next: next})
+	}
+	if len(list) == 0 && next == "" {
+		fmt.Fprintln(a.stdout, "no analyses")
+		return nil
+	}
+	t := newTextTable(a.stdout, "WORKFLOW", "FILE", "PROJECT", "PIPELINE", "STATUS", "SEGMENTS", "FAILED", "UPDATED", "ERROR")
+	for _, p := range list {
+		t.row(p.WorkflowID, p.FileName, p.ProjectID, pipelineText(p), outcomeText(p),
+			fmt.Sprintf("%d/%d", segmentsFinished(p), p.TotalSegments), p.SegmentsFailed, localTime(p.UpdatedAt), p.Error)
+	}
+	if err := t.flush(); err != nil || next == "" {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "\nmore: docpipe status --all --after %s\n", next)
+	return err
+}
+
+// pipelineText names the pipeline version an analysis runs.
+func pipelineText(p pipeline.StepProgress) string {
+	if p.Pipeline == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%s@%d", p.Pipeline, p.PipelineVersion)
+}
+
+// outcomeText is an analysis's status, and for a completed one with
+// failed segments, that it is not fully analysed.
+func outcomeText(p pipeline.StepProgress) string {
+	if p.Status == pipeline.WorkflowCompleted && p.SegmentsFailed > 0 {
+		return fmt.Sprintf("%s, %d segments failed", p.Status, p.SegmentsFailed)
+	}
+	return string(p.Status)
+}
+
 func status(ctx context.Context, a *app, args []string, failed bool, limit int) error {
 	stdout := a.stdout
 	if limit == 0 {
 		limit = maxUnfinished
 	}
 	b, err := a.openSource(ctx)
+	if noState(err) && len(args) == 0 {
+		if a.jsonOut {
+			return writeJSON(stdout, []pipeline.StepProgress{})
+		}
+		_, err := fmt.Fprintln(stdout, noAnalysesYet)
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -96,16 +201,15 @@ func status(ctx context.Context, a *app, args []string, failed bool, limit int) 
 		if failed {
 			what = "failed"
 		}
-		fmt.Fprintf(stdout, "no analyses %s\n", what)
+		fmt.Fprintf(stdout, "no analyses %s; docpipe status --all lists every one\n", what)
 		return nil
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKFLOW\tFILE\tSTATUS\tSTEP\tSEGMENTS\tFAILED\tUPDATED\tERROR")
+	t := newTextTable(stdout, "WORKFLOW", "FILE", "STATUS", "STEP", "SEGMENTS", "FAILED", "UPDATED", "ERROR")
 	for _, p := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", p.WorkflowID, p.FileName, p.Status, currentStep(p),
-			segmentsFinished(p), p.TotalSegments, p.SegmentsFailed, localTime(p.UpdatedAt), p.Error)
+		t.row(p.WorkflowID, p.FileName, p.Status, currentStep(p),
+			fmt.Sprintf("%d/%d", segmentsFinished(p), p.TotalSegments), p.SegmentsFailed, localTime(p.UpdatedAt), p.Error)
 	}
-	if err := tw.Flush(); err != nil || failed {
+	if err := t.flush(); err != nil || failed {
 		return err
 	}
 	return writeStatusCounts(ctx, stdout, b.Repo, counts)
@@ -157,7 +261,7 @@ type namedStep struct {
 func findWorkflow(ctx context.Context, repo *pipeline.Repository, id string) (pipeline.Workflow, pipeline.StepProgress, error) {
 	prog, err := repo.GetProgress(ctx, id)
 	if err != nil {
-		return pipeline.Workflow{}, prog, fmt.Errorf("workflow %s: %w", id, err)
+		return pipeline.Workflow{}, prog, missing(fmt.Errorf("workflow %s: %w", id, err), "no workflow "+id+" here; `docpipe status --all` lists the analyses")
 	}
 	wf, err := repo.GetWorkflow(ctx, prog.DocumentID, id)
 	return wf, prog, err
@@ -216,18 +320,17 @@ func statusDetail(ctx context.Context, repo *pipeline.Repository, id string, asJ
 		return writeJSON(w, d)
 	}
 	p := d.Progress
-	fmt.Fprintf(w, "workflow  %s\nfile      %s\nformat    %s\nstatus    %s\n", d.Workflow.ID, d.Workflow.FileName, d.Workflow.MIMEType, p.Status)
+	fmt.Fprintf(w, "workflow  %s\nfile      %s\nformat    %s\nstatus    %s\n", d.Workflow.ID, printable(d.Workflow.FileName), d.Workflow.MIMEType, p.Status)
 	fmt.Fprintf(w, "segments  %d total, %d done, %d failed, %d skipped\n", p.TotalSegments, p.SegmentsDone, p.SegmentsFailed, p.SegmentsSkipped)
 	if p.Error != "" {
-		fmt.Fprintf(w, "error     %s\n", p.Error)
+		fmt.Fprintf(w, "error     %s\n", printable(p.Error))
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tSTATUS\tSTARTED\tENDED\tTOOK\tNOTE")
+	t := newTextTable(w, "STEP", "STATUS", "STARTED", "ENDED", "TOOK", "NOTE")
 	for _, s := range d.Steps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status, localTime(s.StartedAt), localTime(s.EndedAt), took(s.StartedAt, s.EndedAt), s.Error)
+		t.row(s.Name, s.Status, localTime(s.StartedAt), localTime(s.EndedAt), took(s.StartedAt, s.EndedAt), s.Error)
 	}
-	if err := tw.Flush(); err != nil || len(d.Events) == 0 {
+	if err := t.flush(); err != nil || len(d.Events) == 0 {
 		return err
 	}
 	fmt.Fprintln(w)

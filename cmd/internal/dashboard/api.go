@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -96,6 +97,10 @@ var listStatuses = map[string]pipeline.WorkflowStatus{
 // GET /api/analyses?status=in_progress|pending|waiting_review|failed&cursor=&limit=
 func (s *Server) apiList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if q.Get("all") != "" {
+		s.apiRecent(w, r)
+		return
+	}
 	name := q.Get("status")
 	if name == "" {
 		name = "in_progress"
@@ -120,6 +125,36 @@ func (s *Server) apiList(w http.ResponseWriter, r *http.Request) {
 		views[i] = newProgressView(p)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"analyses": views, "next_cursor": next})
+}
+
+// GET /api/analyses?all=1: analyses of every status, newest first, paged
+// by cursor, filtered by status, project and pipeline.
+func (s *Server) apiRecent(w http.ResponseWriter, r *http.Request) {
+	limit, err := pageLimit(r, defaultPage, maxPage)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	v, err := s.recent(r.Context(), r, limit)
+	if errors.Is(err, errBadStatus) {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"analyses": v.Analyses, "next_cursor": v.Next})
+}
+
+// GET /api/projects: every project with its counts and pipeline.
+func (s *Server) apiProjects(w http.ResponseWriter, r *http.Request) {
+	rows, err := s.projectRows(r.Context())
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"projects": rows})
 }
 
 // GET /api/analyses/{id}
@@ -260,11 +295,17 @@ func readPrefix(r *http.Request, store blob.Store, key string, n int64) ([]byte,
 // uploadResult is one file of POST /api/uploads.
 type uploadResult struct {
 	File       string `json:"file"`
+	Project    string `json:"project"`
+	Pipeline   string `json:"pipeline,omitempty"`
 	WorkflowID string `json:"workflow_id"`
 	Status     string `json:"status"`
 	Existing   bool   `json:"existing"`
 	URL        string `json:"url"`
 }
+
+// webProjectID is a project id an upload may name: it becomes the first
+// element of the blob keys, so nothing that could climb out of it.
+var webProjectID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // errTooLarge is a file over the upload limit.
 var errTooLarge = errors.New("file too large")
@@ -303,6 +344,14 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad multipart body: "+err.Error())
 		return
 	}
+	project := r.URL.Query().Get("project")
+	if project == "" {
+		project = s.opts.Project
+	}
+	if !webProjectID.MatchString(project) {
+		writeError(w, http.StatusBadRequest, "a project id is 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit")
+		return
+	}
 	results := []uploadResult{}
 	for {
 		part, err := mr.NextPart()
@@ -321,13 +370,13 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		name := cleanFileName(part.FileName())
-		reg, err := s.opts.Starter.Upload(r.Context(), s.opts.Project, name, &limitedReader{r: part, n: limit})
+		reg, err := s.opts.Starter.Upload(r.Context(), project, name, &limitedReader{r: part, n: limit})
 		if err != nil {
 			s.uploadFailed(w, r, err)
 			return
 		}
 		wf := reg.Workflow
-		results = append(results, uploadResult{File: name, WorkflowID: wf.ID, Status: string(wf.Status), Existing: reg.Existing, URL: "/analyses/" + wf.ID})
+		results = append(results, uploadResult{File: name, Project: project, Pipeline: wf.Pipeline, WorkflowID: wf.ID, Status: string(wf.Status), Existing: reg.Existing, URL: "/analyses/" + wf.ID})
 	}
 	if len(results) == 0 {
 		writeError(w, http.StatusBadRequest, "no file in the upload: send parts named \"file\"")

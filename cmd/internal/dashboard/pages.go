@@ -76,7 +76,19 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	s.render(w, r, "overview", snap)
+	recent, err := s.recent(r.Context(), r, defaultPage)
+	if errors.Is(err, errBadStatus) {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err == nil {
+		recent, err = s.withChoices(r.Context(), recent)
+	}
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	s.render(w, r, "overview", map[string]any{"Snap": snap, "Recent": recent})
 }
 
 func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
@@ -95,7 +107,13 @@ func (s *Server) failedPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) projectsPage(w http.ResponseWriter, r *http.Request) {
 	project := r.URL.Query().Get("project")
 	if project == "" {
-		project = s.opts.Project
+		rows, err := s.projectRows(r.Context())
+		if err != nil {
+			s.writeFailure(w, r, err)
+			return
+		}
+		s.render(w, r, "projects", map[string]any{"Projects": rows, "CountUpTo": countUpTo})
+		return
 	}
 	list, next, err := projectPage(r.Context(), s.opts.Repo.Table(), project, r.URL.Query().Get("cursor"), defaultPage)
 	if err != nil {
@@ -128,8 +146,29 @@ func (s *Server) analysisPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request) {
+	projects, err := s.opts.Repo.ListProjects(r.Context())
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	project := r.URL.Query().Get("project")
+	if project == "" {
+		project = s.opts.Project
+	}
+	// A project not stored yet is created by its first upload and runs
+	// the built-in pipeline.
+	choices := []projectRow{{ID: project, Pipeline: projectPipeline(pipeline.Project{})}}
+	for _, p := range projects {
+		row := projectRow{ID: p.ID, Name: p.Name, Pipeline: projectPipeline(p)}
+		if p.ID == project {
+			choices[0] = row
+			continue
+		}
+		choices = append(choices, row)
+	}
 	s.render(w, r, "upload", map[string]any{
 		"Limit": s.opts.MaxUploadBytes, "LimitBytes": strconv.FormatInt(s.opts.MaxUploadBytes, 10),
-		"Project": s.opts.Project, "MaxFiles": maxFilesPerUpload,
+		"Project": choices[0], "Projects": choices, "MaxFiles": maxFilesPerUpload,
+		"NewPipeline": projectPipeline(pipeline.Project{}),
 	})
 }

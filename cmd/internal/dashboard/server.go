@@ -168,6 +168,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/analyses/{id}/segments/{index}", s.apiSegment)
 	mux.HandleFunc("GET /api/analyses/{id}/segments/{index}/image", s.apiSegmentImage)
 	mux.HandleFunc("GET /api/analyses/{id}/summary", s.apiSummary)
+	mux.HandleFunc("GET /api/projects", s.apiProjects)
 	mux.HandleFunc("GET /api/pipelines", s.apiPipelines)
 	mux.HandleFunc("GET /api/pipelines/{name}", s.apiPipeline)
 	mux.HandleFunc("GET /api/pipelines/{name}/versions/{version}", s.apiPipelineVersion)

@@ -26,6 +26,7 @@ var repositoryTests = []struct {
 	{"CreateWorkflowAllOrNothing", testCreateWorkflowAtomic},
 	{"ListProjectDocuments", testListProjectDocuments},
 	{"ListProjectWorkflowsNewestFirst", testListProjectWorkflows},
+	{"ListRecentAcrossProjects", testListRecent},
 	{"TransitionRace", testTransitionRace},
 	{"TransitionSequence", testTransitionSequence},
 	{"TransitionFromSeen", testTransitionFromSeen},
@@ -368,6 +369,97 @@ func testListProjectWorkflows(t *testing.T, tb table.Table, _ config) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("workflows = %v, want newest first %v", got, want)
+	}
+}
+
+// testListRecent: projects are listed with their document counts, and
+// recent analyses of every status come newest first across projects,
+// paged, filtered by project and status.
+func testListRecent(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	projects := []string{"proj" + pipeline.NewID(), "proj" + pipeline.NewID()}
+	for _, p := range projects {
+		if err := repo.CreateProject(ctx, pipeline.Project{ID: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mine []string // newest first
+	var failed string
+	for i := range 6 {
+		doc := newDocument(projects[i%2], newSHA())
+		wf := newWorkflowFor(doc)
+		if err := repo.CreateWorkflow(ctx, doc, wf, stages()); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			if _, err := repo.SetWorkflowStatus(ctx, refOf(wf), []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowFailed, "broken"); err != nil {
+				t.Fatal(err)
+			}
+			failed = wf.ID
+		}
+		mine = append([]string{wf.ID}, mine...)
+	}
+	listed, err := repo.ListProjects(ctx)
+	if err != nil {
+		t.Fatalf("ListProjects: %v", err)
+	}
+	ids := make([]string, len(listed))
+	for i, p := range listed {
+		ids[i] = p.ID
+	}
+	for _, p := range projects {
+		if !slices.Contains(ids, p) {
+			t.Fatalf("ListProjects = %v, missing %s", ids, p)
+		}
+	}
+	if n, err := repo.CountProjectDocuments(ctx, projects[0], 0); err != nil || n != 3 {
+		t.Fatalf("CountProjectDocuments = %d, %v; want 3", n, err)
+	}
+
+	all := func(f pipeline.RecentFilter) []pipeline.StepProgress {
+		t.Helper()
+		var out []pipeline.StepProgress
+		cursor := ""
+		for range 1000 {
+			page, next, err := repo.ListRecent(ctx, f, 2, cursor)
+			if err != nil {
+				t.Fatalf("ListRecent(%+v): %v", f, err)
+			}
+			if len(page) > 2 {
+				t.Fatalf("ListRecent gave %d analyses, limit 2", len(page))
+			}
+			out = append(out, page...)
+			if cursor = next; cursor == "" {
+				return out
+			}
+		}
+		t.Fatal("ListRecent never ended")
+		return nil
+	}
+	var got []string
+	everything := all(pipeline.RecentFilter{})
+	for i, p := range everything {
+		if i > 0 && p.WorkflowID >= everything[i-1].WorkflowID {
+			t.Fatalf("ListRecent: %s after %s, want newest first", p.WorkflowID, everything[i-1].WorkflowID)
+		}
+		if slices.Contains(mine, p.WorkflowID) {
+			got = append(got, p.WorkflowID)
+		}
+	}
+	if !slices.Equal(got, mine) {
+		t.Fatalf("ListRecent across projects = %v, want %v", got, mine)
+	}
+	got = nil
+	for _, p := range all(pipeline.RecentFilter{Project: projects[0]}) {
+		got = append(got, p.WorkflowID)
+	}
+	if want := []string{mine[1], mine[3], mine[5]}; !slices.Equal(got, want) {
+		t.Fatalf("ListRecent of project %s = %v, want %v", projects[0], got, want)
+	}
+	onlyFailed := all(pipeline.RecentFilter{Project: projects[0], Status: pipeline.WorkflowFailed})
+	if len(onlyFailed) != 1 || onlyFailed[0].WorkflowID != failed || onlyFailed[0].Error != "broken" || onlyFailed[0].TotalSegments != 0 {
+		t.Fatalf("failed analyses of %s = %+v, want %s only", projects[0], onlyFailed, failed)
 	}
 }
 

@@ -222,20 +222,30 @@
     const form = document.getElementById('upload');
     const input = document.getElementById('files');
     const table = document.getElementById('uploads');
+    const project = document.getElementById('project');
+    const pipelineName = document.getElementById('project-pipeline');
     const limit = Number(form.dataset.limit);
     const rows = new Map();
+
+    // The pipeline a project runs: a stored project's own, else the
+    // built-in one a new project starts with.
+    function showPipeline() {
+      const known = Array.from(document.getElementById('projects').options).find((o) => o.value === project.value);
+      pipelineName.textContent = known ? known.dataset.pipeline : form.dataset.newPipeline;
+    }
+    project.addEventListener('input', showPipeline);
 
     const follow = watch((v) => {
       const row = rows.get(v.workflow.id);
       if (!row) return;
       const p = v.progress;
-      row.cells[1].replaceChildren(statusBadge(p.status), p.error ? el('span', { class: 'reason', text: ' ' + p.error }) : '');
-      row.cells[2].textContent = p.step_text;
-      row.cells[3].replaceChildren(progressBar(p.percent));
+      row.cells[2].replaceChildren(statusBadge(p.status), p.error ? el('span', { class: 'reason', text: ' ' + p.error }) : '');
+      row.cells[3].textContent = p.step_text;
+      row.cells[4].replaceChildren(progressBar(p.percent));
     });
 
     function addRow(name) {
-      const row = el('tr', {}, el('td', { text: name }), el('td', { text: 'uploading…' }), el('td'), el('td', { class: 'bar' }));
+      const row = el('tr', {}, el('td', { text: name }), el('td', { text: project.value }), el('td', { text: 'uploading…' }), el('td'), el('td', { class: 'bar' }));
       table.tBodies[0].prepend(row);
       table.hidden = false;
       return row;
@@ -244,21 +254,26 @@
     async function send(file) {
       const row = addRow(file.name);
       if (file.size > limit) {
-        row.cells[1].replaceChildren(el('span', { class: 'reason', text: 'too large: at most ' + limit + ' bytes' }));
+        row.cells[2].replaceChildren(el('span', { class: 'reason', text: 'too large: at most ' + limit + ' bytes' }));
+        return;
+      }
+      if (!project.checkValidity()) {
+        row.cells[2].replaceChildren(el('span', { class: 'reason', text: 'name a project: letters, digits, dots, dashes or underscores' }));
         return;
       }
       const body = new FormData();
       body.append('file', file, file.name);
       try {
-        const r = await api('/api/uploads', { method: 'POST', body: body });
+        const r = await api('/api/uploads?project=' + encodeURIComponent(project.value), { method: 'POST', body: body });
         const u = r.uploads[0];
         row.dataset.id = u.workflow_id;
         row.cells[0].replaceChildren(el('a', { href: u.url, text: u.file }));
-        row.cells[1].replaceChildren(statusBadge(u.status), u.existing ? el('span', { class: 'note', text: ' (seen before)' }) : '');
+        row.cells[1].textContent = u.project;
+        row.cells[2].replaceChildren(statusBadge(u.status), u.existing ? el('span', { class: 'note', text: ' (seen before)' }) : '');
         rows.set(u.workflow_id, row);
         follow(u.workflow_id, u.status);
       } catch (e) {
-        row.cells[1].replaceChildren(el('span', { class: 'reason', text: e.message }));
+        row.cells[2].replaceChildren(el('span', { class: 'reason', text: e.message }));
       }
     }
 
