@@ -80,10 +80,11 @@ func (ig *Ingester) now() time.Time {
 // EnsureProject creates the project unless it exists.
 func (ig *Ingester) EnsureProject(ctx context.Context, id, name string) error {
 	err := ig.Repo.CreateProject(ctx, Project{ID: id, Name: name, CreatedAt: ig.now()})
-	if err != nil && !errors.Is(err, ErrAlreadyExists) {
-		return err
+	if errors.Is(err, ErrAlreadyExists) {
+		// A project from before projects were listed gets listed now.
+		return ig.Repo.IndexProject(ctx, id)
 	}
-	return nil
+	return err
 }
 
 // Register stores the file (when needed) and creates its document and

@@ -174,3 +174,13 @@ const PKSinks = "SINKS"
 func ProjectSinksKey(projectID string) table.Key {
 	return table.Key{PK: PKSinks, SK: PrefixProject + projectID}
 }
+
+// PKProjects is the GSI2 partition every project item is listed under, so
+// that listing the projects is one Query. Projects are few, so the
+// partition stays small.
+const PKProjects = "PROJECTS"
+
+// projectIndex puts a project item on GSI2 under PKProjects, by id.
+func projectIndex(projectID string) []string {
+	return []string{table.AttrGSI2PK, PKProjects, table.AttrGSI2SK, PrefixProject + projectID}
+}

@@ -56,6 +56,19 @@ func (r *Repository) CreateProject(ctx context.Context, p Project) error {
 	return err
 }
 
+// IndexProject lists a project stored before projects were indexed: one
+// conditional write that does nothing to a project already listed (or
+// missing).
+func (r *Repository) IndexProject(ctx context.Context, projectID string) error {
+	idx := projectIndex(projectID)
+	updates := []table.Update{table.Set{Path: idx[0], Value: idx[1]}, table.Set{Path: idx[2], Value: idx[3]}}
+	_, err := r.t.Update(ctx, ProjectKey(projectID), updates, table.And{table.Exists{Path: table.AttrPK}, table.NotExists{Path: table.AttrGSI2PK}})
+	if errors.Is(err, table.ErrConditionFailed) {
+		return nil
+	}
+	return err
+}
+
 // GetProject reads a project; ErrNotFound if missing.
 func (r *Repository) GetProject(ctx context.Context, projectID string) (Project, error) {
 	var p Project
@@ -97,18 +110,10 @@ func (r *Repository) UpdateProject(ctx context.Context, projectID string, change
 	return out, err
 }
 
-// PKProjects is the GSI2 partition every project item is listed under, so
-// that listing the projects is one Query. Projects are few, so the
-// partition stays small.
-const PKProjects = "PROJECTS"
-
-// projectIndex puts a project item on GSI2 under PKProjects, by id.
-func projectIndex(projectID string) []string {
-	return []string{table.AttrGSI2PK, PKProjects, table.AttrGSI2SK, PrefixProject + projectID}
-}
 
 // ListProjects returns every project, ordered by id. A project stored
-// before projects were indexed appears once it is next updated.
+// before projects were indexed appears once it is next updated or
+// ensured (IndexProject).
 func (r *Repository) ListProjects(ctx context.Context) ([]Project, error) {
 	items, err := queryAll(ctx, r.t, table.Query{Index: table.IndexGSI2, PK: PKProjects, SKPrefix: PrefixProject})
 	if err != nil {

@@ -27,6 +27,7 @@ var repositoryTests = []struct {
 	{"ListProjectDocuments", testListProjectDocuments},
 	{"ListProjectWorkflowsNewestFirst", testListProjectWorkflows},
 	{"ListRecentAcrossProjects", testListRecent},
+	{"IndexOlderProject", testIndexOlderProject},
 	{"TransitionRace", testTransitionRace},
 	{"TransitionSequence", testTransitionSequence},
 	{"TransitionFromSeen", testTransitionFromSeen},
@@ -1275,6 +1276,44 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 	counters(1, 0, 0)
 	if again, err := repo.ResetFailedSegments(ctx, f.ref); err != nil || len(again) != 0 {
 		t.Fatalf("second reset = %v, %v", again, err)
+	}
+}
+
+// testIndexOlderProject: a project item stored before projects were
+// listed on the index gets listed by IndexProject, once.
+func testIndexOlderProject(t *testing.T, tb table.Table, _ config) {
+	ctx := t.Context()
+	repo := pipeline.NewRepository(tb)
+	id := "proj" + pipeline.NewID()
+	key := pipeline.ProjectKey(id)
+	old := table.Item{table.AttrPK: key.PK, table.AttrSK: key.SK, table.AttrData: map[string]any{"id": id, "name": id, "settings": map[string]any{}}}
+	if err := tb.Put(ctx, old, table.NotExists{Path: table.AttrPK}); err != nil {
+		t.Fatal(err)
+	}
+	listed := func() bool {
+		t.Helper()
+		ps, err := repo.ListProjects(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(ps, func(p pipeline.Project) bool { return p.ID == id })
+	}
+	if listed() {
+		t.Fatal("an unindexed project is listed")
+	}
+	for range 2 {
+		if err := repo.IndexProject(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if !listed() {
+			t.Fatal("IndexProject did not list the project")
+		}
+	}
+	if err := repo.IndexProject(ctx, "proj"+pipeline.NewID()); err != nil {
+		t.Fatalf("IndexProject of a missing project: %v", err)
+	}
+	if _, err := repo.GetProject(ctx, id); err != nil {
+		t.Fatal(err)
 	}
 }
 
