@@ -110,7 +110,6 @@ func (r *Repository) UpdateProject(ctx context.Context, projectID string, change
 	return out, err
 }
 
-
 // ListProjects returns every project, ordered by id. A project stored
 // before projects were indexed appears once it is next updated or
 // ensured (IndexProject).
