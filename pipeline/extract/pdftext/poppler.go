@@ -26,7 +26,8 @@ import (
 // document is split across processes. Stdout is split at form feeds, which
 // pdftotext writes after every page, empty ones included.
 type Poppler struct {
-	// Timeout bounds one document (all its processes). Default 10 minutes.
+	// Timeout bounds one document (all its processes). Default: a base
+	// time plus a time per page (timeoutFor).
 	Timeout time.Duration
 	// MemoryLimit caps each process's address space in bytes (ulimit -v),
 	// so a hostile file cannot take the machine down. Default 2 GiB; <0 off.
@@ -59,11 +60,28 @@ func PopplerAvailable() bool {
 
 func (p *Poppler) Name() string { return "poppler" }
 
-func (p *Poppler) timeout() time.Duration {
+// Without a Timeout, a document gets a base time and a time per page, up
+// to a cap: pdftotext reads hundreds of pages a second, so a page that
+// takes seconds is a bomb (a form drawn millions of times), and its
+// document fails as too large within a minute rather than ten.
+const (
+	baseTimeout    = 20 * time.Second
+	perPageTimeout = 100 * time.Millisecond
+	maxTimeout     = 10 * time.Minute
+)
+
+// timeoutFor is the time a document of pages pages may take (0: not
+// counted yet, as for pdfinfo).
+func (p *Poppler) timeoutFor(pages int) time.Duration {
 	if p.Timeout > 0 {
 		return p.Timeout
 	}
-	return 10 * time.Minute
+	return min(maxTimeout, baseTimeout+time.Duration(pages)*perPageTimeout)
+}
+
+// withDeadline bounds ctx by d, with a cause that says it was ours.
+func withDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, &timeoutError{after: d})
 }
 
 func (p *Poppler) memoryLimit() int64 {
@@ -89,7 +107,7 @@ func (p *Poppler) minPages() int {
 
 // Pages runs pdfinfo and returns the document's page count.
 func (p *Poppler) Pages(ctx context.Context, path string) (int, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, p.timeout(), errTimeout)
+	ctx, cancel := withDeadline(ctx, p.timeoutFor(0))
 	defer cancel()
 	return p.pages(ctx, path)
 }
@@ -145,11 +163,9 @@ func (p *Poppler) StreamCountedPages(ctx context.Context, path string, pages int
 // below) instead of leaving pages out.
 func (p *Poppler) streamPages(ctx context.Context, path string, n int, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
 	limits = limits.WithDefaults()
-	ctx, cancel := context.WithTimeoutCause(ctx, p.timeout(), errTimeout)
-	defer cancel()
 	if n == 0 {
 		var err error
-		if n, err = p.pages(ctx, path); err != nil {
+		if n, err = p.Pages(ctx, path); err != nil {
 			return 0, err
 		}
 	} else if err := checkFile(path); err != nil {
@@ -158,6 +174,8 @@ func (p *Poppler) streamPages(ctx context.Context, path string, n int, limits ex
 	if n > limits.MaxPages {
 		return 0, &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has %d pages, limit is %d", n, limits.MaxPages)}
 	}
+	ctx, cancel := withDeadline(ctx, p.timeoutFor(n))
+	defer cancel()
 
 	procs := max(1, min(p.parallel(), n/p.minPages()))
 	var mu sync.Mutex // emit is not called concurrently
@@ -276,13 +294,17 @@ func (p *Poppler) stream(ctx context.Context, tool string, args []string, read f
 	return classify(tool, stderr.String(), err)
 }
 
-// errTimeout is the cause of our own per-document deadline, told apart from
-// the caller's cancellation or deadline (which pass through unchanged).
-var errTimeout = errors.New("pdftext: document timeout")
+// timeoutError is the cause of our own per-document deadline, told apart
+// from the caller's cancellation or deadline (which pass through
+// unchanged).
+type timeoutError struct{ after time.Duration }
+
+func (e *timeoutError) Error() string { return fmt.Sprintf("pdftext: document timeout after %v", e.after) }
 
 func (p *Poppler) contextError(ctx context.Context, tool string) error {
-	if errors.Is(context.Cause(ctx), errTimeout) {
-		return &steperr.TooLargeError{Reason: fmt.Sprintf("%s took longer than %v", tool, p.timeout())}
+	var timeout *timeoutError
+	if errors.As(context.Cause(ctx), &timeout) {
+		return &steperr.TooLargeError{Reason: fmt.Sprintf("%s took longer than %v", tool, timeout.after)}
 	}
 	return ctx.Err()
 }

@@ -110,7 +110,7 @@ func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Li
 // at most the page it is on) can no longer reach emit. An error from emit
 // stops fn and is returned.
 func (g *PureGo) withDocument(ctx context.Context, path string, emit func(extract.Unit) error, fn func(context.Context, *pdf.Reader, func(extract.Unit) error) error) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, g.timeout(), errTimeout)
+	ctx, cancel := withDeadline(ctx, g.timeout())
 	defer cancel()
 	if err := checkFile(path); err != nil {
 		return err
@@ -167,8 +167,9 @@ func (g *PureGo) withDocument(ctx context.Context, path string, emit func(extrac
 }
 
 func (g *PureGo) contextError(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), errTimeout) {
-		return &steperr.TooLargeError{Reason: fmt.Sprintf("text extraction took longer than %v", g.timeout())}
+	var timeout *timeoutError
+	if errors.As(context.Cause(ctx), &timeout) {
+		return &steperr.TooLargeError{Reason: fmt.Sprintf("text extraction took longer than %v", timeout.after)}
 	}
 	return ctx.Err()
 }
