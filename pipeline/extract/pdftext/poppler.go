@@ -299,7 +299,9 @@ func (p *Poppler) stream(ctx context.Context, tool string, args []string, read f
 // unchanged).
 type timeoutError struct{ after time.Duration }
 
-func (e *timeoutError) Error() string { return fmt.Sprintf("pdftext: document timeout after %v", e.after) }
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("pdftext: document timeout after %v", e.after)
+}
 
 func (p *Poppler) contextError(ctx context.Context, tool string) error {
 	var timeout *timeoutError
