@@ -32,7 +32,12 @@ import (
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 )
 
-var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+var md = goldmark.New(
+	goldmark.WithParser(parser.NewParser(
+		parser.WithBlockParsers(blockParsers()...),
+		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
+	goldmark.WithExtensions(extension.GFM))
 
 // chunkBytes is the size past which the source is cut at the next block
 // boundary that is safe to cut at, so that goldmark's tree (several times

@@ -31,7 +31,7 @@ import (
 // paragraph, as a definition is).
 var mdBlocks = goldmark.New(
 	goldmark.WithParser(parser.NewParser(
-		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithBlockParsers(blockParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
 	goldmark.WithExtensions(extension.Table))
 

@@ -1,0 +1,58 @@
+package mdtext
+
+import (
+	"reflect"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// maxNesting bounds how many block quotes and lists a block may sit in.
+// goldmark's block parsing costs, per line, the number of containers open
+// times the line's offset into them, so a million nested quotes take
+// hours; real documents nest a handful deep. Past the bound a quote or
+// list marker is not opened and stays in the text of the block it starts
+// (what markdown-it does past its own bound).
+const maxNesting = 32
+
+// blockParsers are goldmark's default block parsers, with the block quote
+// and list parsers bounded by maxNesting. Both parses (gathering
+// definitions and rendering) use them, so both see the same blocks.
+func blockParsers() []util.PrioritizedValue {
+	bounded := map[reflect.Type]bool{
+		reflect.TypeOf(parser.NewBlockquoteParser()): true,
+		reflect.TypeOf(parser.NewListParser()):       true,
+	}
+	ps := parser.DefaultBlockParsers()
+	for i, p := range ps {
+		if bounded[reflect.TypeOf(p.Value)] {
+			ps[i].Value = nestingBound{p.Value.(parser.BlockParser)}
+		}
+	}
+	return ps
+}
+
+// nestingBound is a container's block parser that opens no container
+// maxNesting deep.
+type nestingBound struct{ parser.BlockParser }
+
+func (b nestingBound) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	if nesting(parent) >= maxNesting {
+		return nil, parser.NoChildren
+	}
+	return b.BlockParser.Open(parent, reader, pc)
+}
+
+// nesting counts the block quotes and lists n is, or is in.
+func nesting(n ast.Node) int {
+	depth := 0
+	for ; n != nil; n = n.Parent() {
+		switch n.(type) {
+		case *ast.Blockquote, *ast.List:
+			depth++
+		}
+	}
+	return depth
+}
