@@ -35,7 +35,7 @@ import (
 var md = goldmark.New(
 	goldmark.WithParser(parser.NewParser(
 		parser.WithBlockParsers(blockParsers()...),
-		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
+		parser.WithInlineParsers(inlineParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
 	goldmark.WithExtensions(extension.GFM))
 

@@ -45,6 +45,60 @@ func (b nestingBound) Open(parent ast.Node, reader text.Reader, pc parser.Contex
 	return b.BlockParser.Open(parent, reader, pc)
 }
 
+// maxOpenBrackets bounds the "[" (and "![") a paragraph may hold open,
+// not yet matched by a "]": goldmark keeps half a kilobyte for each, so a
+// million unclosed took 500 MB. Past the bound a "[" stays text.
+const maxOpenBrackets = 4096
+
+// inlineParsers are goldmark's default inline parsers, with the link
+// parser bounded by maxOpenBrackets.
+func inlineParsers() []util.PrioritizedValue {
+	link := reflect.TypeOf(parser.NewLinkParser())
+	ps := parser.DefaultInlineParsers()
+	for i, p := range ps {
+		if reflect.TypeOf(p.Value) == link {
+			ps[i].Value = bracketBound{p.Value.(linkParser)}
+		}
+	}
+	return ps
+}
+
+// linkParser is goldmark's link parser: an inline parser that drops, at
+// the end of each block, the brackets left open in it.
+type linkParser interface {
+	parser.InlineParser
+	parser.CloseBlocker
+}
+
+// bracketBound is the link parser opening no bracket while
+// maxOpenBrackets are open in the block, as counted under openBrackets.
+type bracketBound struct{ linkParser }
+
+var openBrackets = parser.NewContextKey()
+
+func (b bracketBound) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, _ := block.PeekLine()
+	opens := line[0] == '[' || len(line) > 1 && line[0] == '!' && line[1] == '['
+	open, _ := pc.Get(openBrackets).(int)
+	if opens && open >= maxOpenBrackets {
+		return nil
+	}
+	n := b.linkParser.Parse(parent, block, pc)
+	switch {
+	case opens && n != nil:
+		open++
+	case line[0] == ']' && open > 0: // closes the last open bracket, or drops it
+		open--
+	}
+	pc.Set(openBrackets, open)
+	return n
+}
+
+func (b bracketBound) CloseBlock(parent ast.Node, block text.Reader, pc parser.Context) {
+	pc.Set(openBrackets, 0)
+	b.linkParser.CloseBlock(parent, block, pc)
+}
+
 // nesting counts the block quotes and lists n is, or is in.
 func nesting(n ast.Node) int {
 	depth := 0

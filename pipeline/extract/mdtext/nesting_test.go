@@ -76,3 +76,36 @@ func BenchmarkDeepNesting(b *testing.B) {
 		}
 	}
 }
+
+// A paragraph holds at most maxOpenBrackets unclosed "[" open, the rest
+// stay plain text: goldmark keeps half a kilobyte for each open one, so a
+// million took 500 MB. Parsing sixteen times as many allocates about as
+// much, and every bracket is kept. (Not parallel: it counts
+// allocations.)
+func TestOpenBracketsAreBounded(t *testing.T) {
+	allocs := func(brackets int) float64 {
+		src := []byte(strings.Repeat("[", brackets) + " text\n")
+		return testing.AllocsPerRun(1, func() {
+			if doc := parse(src, nil); doc.FirstChild() == nil {
+				t.Fatal("no paragraph")
+			}
+		})
+	}
+	bounded, many := allocs(maxOpenBrackets), allocs(16*maxOpenBrackets)
+	if many > 2*bounded {
+		t.Fatalf("%.0f allocations for %d brackets, %.0f for %d: want them bounded", bounded, maxOpenBrackets, many, 16*maxOpenBrackets)
+	}
+	// The bound is per paragraph: links in the next one are links.
+	src := strings.Repeat("[", 2*maxOpenBrackets) + "a\n\n[b](v)"
+	units, err := ExtractString(context.Background(), src, extract.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, u := range units {
+		all.WriteString(u.Text)
+	}
+	if got := all.String(); strings.Count(got, "[") != 2*maxOpenBrackets || !strings.HasSuffix(got, "a\n\nb") {
+		t.Fatalf("got %d brackets and %q, want %d and \"a\\n\\nb\"", strings.Count(got, "["), got[max(0, len(got)-10):], 2*maxOpenBrackets)
+	}
+}
