@@ -12,9 +12,9 @@ import (
 // maxNesting bounds how many block quotes and lists a block may sit in.
 // goldmark's block parsing costs, per line, the number of containers open
 // times the line's offset into them, so a million nested quotes take
-// hours; real documents nest a handful deep. Past the bound a quote or
-// list marker is not opened and stays in the text of the block it starts
-// (what markdown-it does past its own bound).
+// many minutes; real documents nest a handful deep. Past the bound a
+// quote or list marker is not opened and stays in the text of the block
+// it starts.
 const maxNesting = 32
 
 // blockParsers are goldmark's default block parsers, with the block quote

@@ -49,9 +49,9 @@ type refs map[string]parser.Reference
 // label are counted in runs of lines without a blank line between them,
 // the most one paragraph can hold: goldmark takes a run of definitions
 // out of its paragraph in time quadratic in their number, so a million
-// (repeated ones cost no bytes of maxRefBytes) ran for hours. The squares
-// of the runs' counts, added up, may not pass maxRefWork: one run of
-// 16,384 costs a few tenths of a second, and the thousands of a long
+// (repeated ones cost no bytes of maxRefBytes) ran for many minutes. The
+// squares of the runs' counts, added up, may not pass maxRefWork: one run
+// of 16,384 costs a few tenths of a second, and the thousands of a long
 // link list are nothing next to it.
 const (
 	maxRefBytes = 1 << 20
