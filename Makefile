@@ -88,6 +88,10 @@ corpus: ## build PDFs with real producers (groff, TeX, LibreOffice, Chromium, qp
 	@dir=$${DOCPIPE_CORPUS:-$$(mktemp -d)}; samples/corpus/build.sh "$$dir" && \
 	DOCPIPE_CORPUS="$$dir" $(GO) test -count=1 -v -run 'TestCorpus' ./pipeline/extract/pdftext
 
+.PHONY: hostile
+hostile: ## the hostile corpus at full size (GB bombs, minutes): each file within 60 s and 512 MB, with each PDF backend installed
+	DOCPIPE_HOSTILE_FULL=1 $(GO) test -count=1 -v -run '^TestHostileCorpus$$' -timeout 30m ./cmd/docpipe
+
 .PHONY: contract
 contract: ## the generated pipeline contract: thousands of random pipelines and faults (CONTRACT_N, default 3000)
 	$(GO) test -count=1 -timeout 6h -run '^TestContract$$' ./cmd/internal/contract -contract.n $${CONTRACT_N:-3000}

@@ -21,6 +21,7 @@
 package docx
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -151,11 +152,23 @@ func onOff(se xml.StartElement) bool {
 	return !ok || (v != "0" && v != "false" && v != "off")
 }
 
+// Bounds on the XML itself, which encoding/xml does not bound: it keeps
+// every open element on a stack and a text node (or an attribute) whole.
+// A real document nests a few dozen elements deep (a table in a table adds
+// three) and breaks its text into runs of a paragraph or less.
+const (
+	maxElementDepth = 256
+	maxTextRunBytes = 8 << 20
+)
+
 // parse streams word/document.xml, handing its blocks and page breaks to
-// out in document order. It stops at out's first error.
+// out in document order. It stops at out's first error, and fails as too
+// large past maxElementDepth or maxTextRunBytes.
 func parse(r io.Reader, out blockSink) error {
-	d := xml.NewDecoder(r)
+	d := xml.NewDecoder(&markupGapReader{r: r, max: maxTextRunBytes})
 	p := &parser{out: out}
+	depth := 0
+	skipTo := -1 // while skipping a subtree, the depth it ends at
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -166,15 +179,21 @@ func parse(r io.Reader, out blockSink) error {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			// start skips subtrees, which reads on: its errors are the
-			// decoder's too.
-			if err := p.start(d, t); err != nil {
-				return xmlError(err)
+			if depth++; depth > maxElementDepth {
+				return &steperr.TooLargeError{Reason: fmt.Sprintf("document body nests elements more than %d deep", maxElementDepth)}
+			}
+			if skipTo < 0 && p.start(t) == skipSubtree {
+				skipTo = depth - 1
 			}
 		case xml.EndElement:
-			p.end(t)
+			depth--
+			if skipTo < 0 {
+				p.end(t)
+			} else if depth == skipTo {
+				skipTo = -1
+			}
 		case xml.CharData:
-			if p.inText > 0 && len(p.paras) > 0 {
+			if skipTo < 0 && p.inText > 0 && len(p.paras) > 0 {
 				p.top().sb.Write(t)
 				p.bound()
 			}
@@ -184,6 +203,33 @@ func parse(r io.Reader, out blockSink) error {
 		}
 	}
 	return out.failed()
+}
+
+// markupGapReader fails with a TooLargeError once more than max bytes
+// pass without a '<', before the XML decoder has to hold them as one
+// token.
+type markupGapReader struct {
+	r   io.Reader
+	max int
+	gap int // bytes since the last '<'
+}
+
+func (m *markupGapReader) Read(b []byte) (int, error) {
+	n, err := m.r.Read(b)
+	for rest := b[:n]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '<')
+		if i < 0 {
+			i = len(rest)
+		}
+		if m.gap += i; m.gap > m.max {
+			return 0, &steperr.TooLargeError{Reason: fmt.Sprintf("document body has more than %d bytes of text without markup", m.max)}
+		}
+		if i == len(rest) {
+			break
+		}
+		m.gap, rest = 0, rest[i+1:]
+	}
+	return n, err
 }
 
 // xmlError classifies an error of the XML decoder. Limits and
@@ -242,16 +288,25 @@ func (p *parser) write(s string) {
 	}
 }
 
-func (p *parser) start(d *xml.Decoder, se xml.StartElement) error {
+// startAction says what parse does with the element start has seen open:
+// read on into it, or ignore it and all it holds.
+type startAction bool
+
+const (
+	readOn      startAction = false
+	skipSubtree startAction = true
+)
+
+func (p *parser) start(se xml.StartElement) startAction {
 	if se.Name.Space == nsMC && se.Name.Local == "Fallback" {
-		return d.Skip()
+		return skipSubtree
 	}
 	if !isW(se.Name) {
-		return nil
+		return readOn
 	}
 	switch se.Name.Local {
 	case "moveFrom": // moved text also appears, live, at its destination
-		return d.Skip()
+		return skipSubtree
 	case "p":
 		p.paras = append(p.paras, &para{})
 	case "pPr":
@@ -311,7 +366,7 @@ func (p *parser) start(d *xml.Decoder, se xml.StartElement) error {
 			t.inCell, t.cell = true, nil
 		}
 	}
-	return nil
+	return readOn
 }
 
 func (p *parser) end(ee xml.EndElement) {

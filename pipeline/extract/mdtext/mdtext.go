@@ -32,7 +32,12 @@ import (
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 )
 
-var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+var md = goldmark.New(
+	goldmark.WithParser(parser.NewParser(
+		parser.WithBlockParsers(blockParsers()...),
+		parser.WithInlineParsers(inlineParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
+	goldmark.WithExtensions(extension.GFM))
 
 // chunkBytes is the size past which the source is cut at the next block
 // boundary that is safe to cut at, so that goldmark's tree (several times
@@ -47,9 +52,10 @@ var _ extract.UnitStreamer = Stream
 // holds a few chunks of the text, goldmark's tree of one, a section and
 // the document's link reference definitions; only a single block longer
 // than a chunk (a huge fence, say) is held whole. It reads the file up to
-// four times: to choose the encoding, to look for "]:", to gather the
-// link reference definitions when there may be some (see gatherRefs;
-// past maxRefBytes of them it fails with a TooLargeError), and to render.
+// four times: to choose the encoding, to count the "]:" (see refMarks;
+// past maxRefWork it fails with a TooLargeError), to gather the link
+// reference definitions when there may be some (see gatherRefs; past
+// maxRefBytes of them it fails likewise), and to render.
 // It returns the number of sections; an error from emit stops it and is
 // returned.
 func Stream(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
@@ -110,9 +116,9 @@ func stream(ctx context.Context, src source, limits extract.Limits, target int, 
 	}
 	limits = limits.WithDefaults()
 	var refs refs
-	if may, err := mayDefine(ctx, src); err != nil {
+	if marks, err := refMarks(ctx, src); err != nil {
 		return 0, err
-	} else if may {
+	} else if marks > 0 {
 		if refs, err = gatherRefs(ctx, src, target); err != nil {
 			return 0, err
 		}

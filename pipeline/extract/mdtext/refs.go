@@ -31,7 +31,7 @@ import (
 // paragraph, as a definition is).
 var mdBlocks = goldmark.New(
 	goldmark.WithParser(parser.NewParser(
-		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithBlockParsers(blockParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
 	goldmark.WithExtensions(extension.Table))
 
@@ -44,36 +44,70 @@ type refs map[string]parser.Reference
 // Stream fails with a TooLargeError rather than hold them: a real
 // document has far fewer, and leaving some out would silently render
 // their links differently from the document's own rendering.
+//
+// Before anything is parsed, the "]:" that follow every definition's
+// label are counted in runs of lines without a blank line between them,
+// the most one paragraph can hold: goldmark takes a run of definitions
+// out of its paragraph in time quadratic in their number, so a million
+// (repeated ones cost no bytes of maxRefBytes) ran for many minutes. The
+// squares of the runs' counts, added up, may not pass maxRefWork: one run
+// of 16,384 costs a few tenths of a second, and the thousands of a long
+// link list are nothing next to it.
 const (
 	maxRefBytes = 1 << 20
 	refOverhead = 64
+	maxRefWork  = 16384 * 16384
 )
 
-// mayDefine reports whether the text has "]:", which every link reference
-// definition has after its label, and rewinds it.
-func mayDefine(ctx context.Context, src source) (bool, error) {
+// refMarks counts the "]:" in the text and rewinds it; past maxRefWork it
+// fails with a TooLargeError.
+func refMarks(ctx context.Context, src source) (int, error) {
 	if err := src.Rewind(); err != nil {
-		return false, err
+		return 0, err
 	}
+	marks, run, work := 0, 0, 0
+	blank := true   // the current line holds only white space so far
 	last := byte(0) // the previous part's last byte
 	for {
 		if err := ctx.Err(); err != nil {
-			return false, err
+			return 0, err
 		}
 		b, err := src.Next()
 		if err == io.EOF {
-			return false, nil
+			return marks, nil
 		}
 		if err != nil {
-			return false, err
+			return 0, err
 		}
 		if len(b) == 0 {
 			continue
 		}
-		if last == ']' && b[0] == ':' || bytes.Contains(b, []byte("]:")) {
-			return true, nil
+		m := 0
+		if last == ']' && b[0] == ':' {
+			m++
 		}
 		last = b[len(b)-1]
+		for len(b) > 0 {
+			line, rest, ended := bytes.Cut(b, []byte("\n"))
+			m += bytes.Count(line, []byte("]:"))
+			blank = blank && len(bytes.Trim(line, " \t\r")) == 0
+			if m > 0 {
+				marks += m
+				work += (run+m)*(run+m) - run*run
+				run += m
+				m = 0
+				if work > maxRefWork {
+					return 0, &steperr.TooLargeError{Reason: `Markdown has too many "]:" (possible link reference definitions) between blank lines`}
+				}
+			}
+			if ended {
+				if blank {
+					run = 0
+				}
+				blank = true
+			}
+			b = rest
+		}
 	}
 }
 
