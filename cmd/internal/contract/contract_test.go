@@ -17,14 +17,10 @@ import (
 	"pgregory.net/rapid"
 )
 
-// fakeStageEnv, set in docpipe's environment, makes this test binary act
-// as the fake command stage when docpipe runs it.
-const fakeStageEnv = "DOCPIPE_CONTRACT_FAKE_STAGE"
-
 var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, or $DOCPIPE_CONTRACT_N); one in four also runs killed and resumed")
 
 func TestMain(m *testing.M) {
-	if os.Getenv(fakeStageEnv) == "1" {
+	if os.Getenv(FakeStageEnv) == "1" {
 		os.Exit(RunCommand(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -81,7 +77,7 @@ func TestContract(t *testing.T) {
 	// The lanes run after this function returns; the server outlives them.
 	t.Cleanup(srv.Close)
 	l := &lab{
-		runner:  Runner{Docpipe: buildDocpipe(t), Env: []string{fakeStageEnv + "=1"}},
+		runner:  Runner{Docpipe: buildDocpipe(t), Env: []string{FakeStageEnv + "=1"}},
 		self:    self,
 		service: svc,
 		url:     srv.URL,
@@ -142,7 +138,7 @@ func (l *lab) run(rt *rapid.T, c *Case, k *Kill) Result {
 	l.service.Register(id, NewPlan(c, filepath.Join(dir, "state")))
 	defer l.service.Forget(id)
 	r := l.runner
-	r.Endpoints = Endpoints{Command: []string{l.self}, CommandEnv: []string{fakeStageEnv}, HTTP: l.url + "/" + id}
+	r.Endpoints = Endpoints{Command: []string{l.self}, CommandEnv: []string{FakeStageEnv}, HTTP: l.url + "/" + id}
 	var res Result
 	var how string
 	if k == nil {

@@ -138,6 +138,11 @@ func readPlan(path string) (Plan, error) {
 	return p, json.Unmarshal(raw, &p)
 }
 
+// FakeStageEnv=1 in a test binary's environment makes it the fake command
+// stage: its TestMain hands the process to RunCommand. A test puts it in
+// docpipe's environment and names it in the command stages' env: list.
+const FakeStageEnv = "DOCPIPE_CONTRACT_FAKE_STAGE"
+
 // batchArg, after the plan's path, makes the fake command a batch-mode
 // stage: one request a line in, one answer a line out.
 const batchArg = "--batch"
