@@ -64,21 +64,50 @@ type Result struct {
 	Pipeline   string // the pipeline file as applied
 	Violations []Violation
 	Output     string // docpipe run's output, for the report
+	// Elapsed is how long the (first) docpipe run took.
+	Elapsed time.Duration
 }
 
 // Run runs c in a fresh home under dir and checks every invariant.
 func (r Runner) Run(ctx context.Context, c *Case, dir string) Result {
 	var res Result
-	fail := func(inv, doc, format string, args ...any) {
-		res.Violations = append(res.Violations, Violation{Invariant: inv, Doc: doc, Detail: fmt.Sprintf(format, args...)})
+	s, ok := r.prepare(ctx, c, dir, &res)
+	if !ok {
+		return res
 	}
+	start := time.Now()
+	out, code := r.docpipe(ctx, s.runArgs()...)
+	res.Elapsed = time.Since(start)
+	r.check(ctx, c, s, out, code, c.Expect, &res)
+	return res
+}
+
+// setup is a case laid out on disk with its pipeline applied.
+type setup struct {
+	state, docs, home string
+	version           string // name@version
+}
+
+// runArgs is the docpipe run a user types for the case.
+func (s setup) runArgs() []string {
+	return []string{"run", "--home", s.home, "--pipeline", s.version, "--json", s.docs}
+}
+
+func (res *Result) fail(inv, doc, format string, args ...any) {
+	res.Violations = append(res.Violations, Violation{Invariant: inv, Doc: doc, Detail: fmt.Sprintf(format, args...)})
+}
+
+// prepare writes the case's documents, fault plan and pipeline file under
+// dir and applies the file to a fresh home.
+func (r Runner) prepare(ctx context.Context, c *Case, dir string, res *Result) (setup, bool) {
+	fail := res.fail
 	state := filepath.Join(dir, "state")
 	docs := filepath.Join(dir, "docs")
 	home := filepath.Join(dir, "home")
 	for _, d := range []string{state, docs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			fail(InvHarness, "", "%v", err)
-			return res
+			return setup{}, false
 		}
 	}
 	planPath := filepath.Join(dir, "plan.json")
@@ -88,26 +117,34 @@ func (r Runner) Run(ctx context.Context, c *Case, dir string) Result {
 	for path, body := range map[string]string{planPath: string(raw), file: res.Pipeline} {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			fail(InvHarness, "", "%v", err)
-			return res
+			return setup{}, false
 		}
 	}
 	for _, d := range c.Docs {
 		if err := os.WriteFile(filepath.Join(docs, d.Name), []byte(DocText(d)), 0o644); err != nil {
 			fail(InvHarness, "", "%v", err)
-			return res
+			return setup{}, false
 		}
 	}
 	if out, code := r.docpipe(ctx, "pipeline", "validate", file); code != 0 {
 		fail(InvValid, "", "pipeline validate exits %d: %s", code, out)
-		return res
+		return setup{}, false
 	}
 	out, code := r.docpipe(ctx, "pipeline", "apply", "--home", home, file)
 	if code != 0 {
 		fail(InvValid, "", "pipeline apply exits %d: %s", code, out)
-		return res
+		return setup{}, false
 	}
 	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	out, runCode := r.docpipe(ctx, "run", "--home", home, "--pipeline", version, "--json", docs)
+	return setup{state: state, docs: docs, home: home, version: version}, true
+}
+
+// check reads every surface of the finished run in s — out and runCode are
+// the last docpipe run's output and exit status — and compares it with
+// what expect says of each document.
+func (r Runner) check(ctx context.Context, c *Case, s setup, out []byte, runCode int, expect func(Doc) Expected, res *Result) {
+	fail := res.fail
+	home, state := s.home, s.state
 	res.Output = string(out)
 	runs := map[string]runLine{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -120,7 +157,7 @@ func (r Runner) Run(ctx context.Context, c *Case, dir string) Result {
 	failedList, err := r.jsonOf(ctx, "status", "--home", home, "--failed", "--json")
 	if err != nil {
 		fail(InvHarness, "", "status --failed: %v", err)
-		return res
+		return
 	}
 	var failedWFs []struct {
 		WorkflowID string `json:"workflow_id"`
@@ -129,7 +166,7 @@ func (r Runner) Run(ctx context.Context, c *Case, dir string) Result {
 	evRaw, err := r.jsonOf(ctx, "events", "--home", home, "--json")
 	if err != nil {
 		fail(InvHarness, "", "events: %v", err)
-		return res
+		return
 	}
 	var events []struct {
 		Event outcomeEvent `json:"event"`
@@ -138,13 +175,13 @@ func (r Runner) Run(ctx context.Context, c *Case, dir string) Result {
 	calls, err := ReadCalls(state)
 	if err != nil {
 		fail(InvHarness, "", "%v", err)
-		return res
+		return
 	}
 	checkUpstream(c, calls, fail)
 
 	anyFailure := false
 	for _, d := range c.Docs {
-		want := c.Expect(d)
+		want := expect(d)
 		run, ok := runs[d.Name]
 		if !ok {
 			fail(InvRunJSON, d.Name, "run --json has no line for it")
@@ -319,7 +356,6 @@ func (r Runner) Run(ctx context.Context, c *Case, dir string) Result {
 	if runCode != wantCode {
 		fail(InvExit, "", "docpipe run exits %d, want %d", runCode, wantCode)
 	}
-	return res
 }
 
 var failedCount = regexp.MustCompile(`(\d+) failed`)
@@ -371,7 +407,7 @@ func (r Runner) docpipe(ctx context.Context, args ...string) ([]byte, int) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.Docpipe, args...)
-	cmd.Env = append(os.Environ(), r.Env...)
+	cmd.Env = r.env()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -384,6 +420,9 @@ func (r Runner) docpipe(ctx context.Context, args ...string) ([]byte, int) {
 	}
 	return out, 0
 }
+
+// env is docpipe's environment: the test's, plus r.Env.
+func (r Runner) env() []string { return append(os.Environ(), r.Env...) }
 
 func (r Runner) jsonOf(ctx context.Context, args ...string) ([]byte, error) {
 	out, code := r.docpipe(ctx, args...)

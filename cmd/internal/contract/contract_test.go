@@ -12,25 +12,23 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 )
 
-// fakeStageEnv, set in docpipe's environment, makes this test binary act
-// as the fake command stage when docpipe runs it.
-const fakeStageEnv = "DOCPIPE_CONTRACT_FAKE_STAGE"
-
-var cases = flag.Int("contract.n", 0, "generated cases to run (default 200, or $DOCPIPE_CONTRACT_N)")
+var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, or $DOCPIPE_CONTRACT_N); one in four also runs killed and resumed")
 
 func TestMain(m *testing.M) {
-	if os.Getenv(fakeStageEnv) == "1" {
+	if os.Getenv(FakeStageEnv) == "1" {
 		os.Exit(RunCommand(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
 
 // caseCount is how many cases TestContract runs: the flag, else the
-// environment, else 200.
+// environment, else 160 (with some 40 of them also killed and resumed, about
+// as long as 200 cases without kills).
 func caseCount(t *testing.T) int {
 	if *cases > 0 {
 		return *cases
@@ -42,7 +40,7 @@ func caseCount(t *testing.T) int {
 		}
 		return n
 	}
-	return 200
+	return 160
 }
 
 // buildDocpipe builds the docpipe binary once for the test.
@@ -57,13 +55,18 @@ func buildDocpipe(t *testing.T) string {
 }
 
 // TestContract runs generated pipelines with generated faults on the
-// embedded engine and checks every surface against the oracle. A failure
-// prints rapid's seed (rerun with -rapid.seed=N) and the case: pipeline
-// file, documents and faults.
+// embedded engine and checks every surface against the oracle. One case
+// in killShare is then run again, with docpipe run killed by SIGKILL at
+// random points of the first run's duration and resumed, and checked
+// against what the oracle still knows after a kill (ExpectAfterKill). A
+// failure prints rapid's seed (rerun with -rapid.seed=N) and the case:
+// pipeline file, documents, faults and the kills.
 //
 // The cases spend most of their time waiting for retries, so they run in
 // lanes side by side, each a rapid check of its share of the cases; with
 // -rapid.seed one lane runs, so that the seed reproduces one sequence.
+// The moments of the kills are drawn as shares of a measured duration, so
+// a seed reproduces them only roughly.
 func TestContract(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -73,35 +76,29 @@ func TestContract(t *testing.T) {
 	srv := httptest.NewServer(svc)
 	// The lanes run after this function returns; the server outlives them.
 	t.Cleanup(srv.Close)
-	runner := Runner{Docpipe: buildDocpipe(t), Env: []string{fakeStageEnv + "=1"}}
-	var seq atomic.Int64
+	l := &lab{
+		runner:  Runner{Docpipe: buildDocpipe(t), Env: []string{FakeStageEnv + "=1"}},
+		self:    self,
+		service: svc,
+		url:     srv.URL,
+		only:    onlyInvariants(),
+	}
 	lanes := setChecks(t)
-	only := onlyInvariants()
+	t.Cleanup(func() {
+		t.Logf("%d cases, %d of them also killed and resumed; %d kills landed", l.seq.Load()-l.killed.Load(), l.killed.Load(), l.landed.Load())
+	})
 	prop := func(rt *rapid.T) {
 		c := Generator(DefaultOptions()).Draw(rt, "case")
-		id := fmt.Sprintf("case%d", seq.Add(1))
-		dir, err := os.MkdirTemp("", "docpipe-contract-*")
-		if err != nil {
-			rt.Fatal(err)
-		}
-		if os.Getenv("DOCPIPE_CONTRACT_KEEP") == "" {
-			defer os.RemoveAll(dir)
-		}
-		svc.Register(id, NewPlan(&c, filepath.Join(dir, "state")))
-		defer svc.Forget(id)
-		r := runner
-		r.Endpoints = Endpoints{Command: []string{self}, CommandEnv: []string{fakeStageEnv}, HTTP: srv.URL + "/" + id}
-		res := r.Run(context.Background(), &c, dir)
-		var b strings.Builder
-		for _, v := range res.Violations {
-			if only == nil || only[v.Invariant] {
-				fmt.Fprintf(&b, "  %s\n", v)
-			}
-		}
-		if b.Len() == 0 {
+		ref := l.run(rt, &c, nil)
+		if rapid.IntRange(1, killShare).Draw(rt, "kill?") != 1 {
 			return
 		}
-		rt.Fatalf("the contract breaks:\n%s\ncase:\n%s\ndocpipe run (in %s):\n%s", b.String(), c.String(), dir, res.Output)
+		k := Kill{Resume: rapid.SampledFrom([]string{ResumeRun, ResumeWork}).Draw(rt, "resume")}
+		for range rapid.IntRange(1, 2).Draw(rt, "kills") {
+			permille := rapid.IntRange(0, 1000).Draw(rt, "kill_at_permille")
+			k.After = append(k.After, ref.Elapsed*time.Duration(permille)/1000)
+		}
+		l.run(rt, &c, &k)
 	}
 	for lane := range lanes {
 		t.Run(fmt.Sprintf("lane%d", lane+1), func(t *testing.T) {
@@ -111,8 +108,62 @@ func TestContract(t *testing.T) {
 	}
 }
 
+// killShare: one case in killShare is also run killed and resumed.
+const killShare = 4
+
+// lab runs cases against one docpipe binary and one fake HTTP service.
+type lab struct {
+	runner  Runner
+	self    string // this test binary, the fake command stage
+	service *Service
+	url     string
+	only    map[string]bool
+	seq     atomic.Int64
+	// killed counts the cases run killed, landed the kills that ended a
+	// run (a kill drawn past the run's end does not).
+	killed, landed atomic.Int64
+}
+
+// run runs c in a directory of its own, killed as k says when k is not
+// nil, and fails rt with the case on a broken invariant.
+func (l *lab) run(rt *rapid.T, c *Case, k *Kill) Result {
+	id := fmt.Sprintf("case%d", l.seq.Add(1))
+	dir, err := os.MkdirTemp("", "docpipe-contract-*")
+	if err != nil {
+		rt.Fatal(err)
+	}
+	if os.Getenv("DOCPIPE_CONTRACT_KEEP") == "" {
+		defer os.RemoveAll(dir)
+	}
+	l.service.Register(id, NewPlan(c, filepath.Join(dir, "state")))
+	defer l.service.Forget(id)
+	r := l.runner
+	r.Endpoints = Endpoints{Command: []string{l.self}, CommandEnv: []string{FakeStageEnv}, HTTP: l.url + "/" + id}
+	var res Result
+	var how string
+	if k == nil {
+		res = r.Run(context.Background(), c, dir)
+	} else {
+		kr := r.RunKilled(context.Background(), c, dir, *k)
+		l.killed.Add(1)
+		l.landed.Add(int64(kr.Killed))
+		res = kr.Result
+		how = fmt.Sprintf("\n%s; %d kills landed:\n%s", k, kr.Killed, kr.Log)
+	}
+	var b strings.Builder
+	for _, v := range res.Violations {
+		if l.only == nil || l.only[v.Invariant] {
+			fmt.Fprintf(&b, "  %s\n", v)
+		}
+	}
+	if b.Len() > 0 {
+		rt.Fatalf("the contract breaks:\n%s\ncase:\n%s%s\ndocpipe run (in %s):\n%s", b.String(), c.String(), how, dir, res.Output)
+	}
+	return res
+}
+
 // contractLanes is how many rapid checks run side by side.
-const contractLanes = 4
+const contractLanes = 6
 
 // setChecks tells rapid how many cases each lane runs, unless
 // -rapid.checks says, and returns the number of lanes.

@@ -147,6 +147,11 @@ func readPlan(path string) (Plan, error) {
 	return p, json.Unmarshal(raw, &p)
 }
 
+// FakeStageEnv=1 in a test binary's environment makes it the fake command
+// stage: its TestMain hands the process to RunCommand. A test puts it in
+// docpipe's environment and names it in the command stages' env: list.
+const FakeStageEnv = "DOCPIPE_CONTRACT_FAKE_STAGE"
+
 // batchArg, after the plan's path, makes the fake command a batch-mode
 // stage: one request a line in, one answer a line out.
 const batchArg = "--batch"
@@ -194,8 +199,7 @@ func RunCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "try again")
 		return 75
 	case FaultTimeout:
-		// The runner's SIGTERM ends this.
-		time.Sleep(time.Minute)
+		sleepWhileParentLives(time.Minute)
 		return 1
 	}
 	_, _ = stdout.Write(Answer(c.FaultKey))
@@ -242,7 +246,7 @@ func (p Plan) runBatch(stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "try again")
 			return 75
 		case FaultTimeout:
-			time.Sleep(time.Minute) // the runner's SIGTERM ends this
+			sleepWhileParentLives(time.Minute)
 			return 1
 		}
 	}
@@ -269,6 +273,17 @@ func (p Plan) runBatch(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	return 0 // FaultEmpty: exit without answering the rest
+}
+
+// sleepWhileParentLives is a hang: the stage runner's SIGTERM ends it past
+// the stage's timeout. A docpipe killed with SIGKILL sends nothing, and a
+// command runs in its own process group, so the hang also ends when its
+// parent is gone rather than outliving the case.
+func sleepWhileParentLives(d time.Duration) {
+	parent := os.Getppid()
+	for end := time.Now().Add(d); time.Now().Before(end) && os.Getppid() == parent; {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Service is the fake HTTP stage: one server for many cases, each under

@@ -15,6 +15,11 @@ type Options struct {
 	MaxDocs int
 	// BatchMode draws command stages in batch mode too.
 	BatchMode bool
+	// PermanentFaultsOnly draws no transient faults (nothing to retry).
+	PermanentFaultsOnly bool
+	// LoneDocumentFaults gives faults only to the document stages that run
+	// alone at their level, not in a Parallel state beside another stage.
+	LoneDocumentFaults bool
 }
 
 // DefaultOptions are the sizes the contract test runs.
@@ -59,7 +64,7 @@ func draw(t *rapid.T, opts Options) Case {
 	for i := range rapid.IntRange(1, opts.MaxDocs).Draw(t, "docs") {
 		c.Docs = append(c.Docs, Doc{Name: fmt.Sprintf("d%d.md", i+1), Sections: rapid.IntRange(2, 6).Draw(t, "sections")})
 	}
-	drawFaults(t, &c)
+	drawFaults(t, &c, opts)
 	for i := range c.Stages {
 		drawPolicy(t, &c, &c.Stages[i])
 	}
@@ -155,12 +160,20 @@ func hasSegmentAncestor(c *Case, name string) bool {
 	return false
 }
 
+// besideAnother reports whether st runs side by side with another stage:
+// one of the same phase and level.
+func (c *Case) besideAnother(st Stage) bool {
+	return slices.ContainsFunc(c.Stages, func(o Stage) bool {
+		return o.Name != st.Name && c.phase(o) == c.phase(st) && c.level(o) == c.level(st)
+	})
+}
+
 // drawFaults gives each call site of a user's command or HTTP stage a
 // fault with a small probability.
-func drawFaults(t *rapid.T, c *Case) {
+func drawFaults(t *rapid.T, c *Case, opts Options) {
 	for _, d := range c.Docs {
 		for _, st := range c.Stages {
-			if st.Kind == KindBuiltin {
+			if st.Kind == KindBuiltin || opts.LoneDocumentFaults && st.Scope == ScopeDocument && c.besideAnother(st) {
 				continue
 			}
 			segs := []int{0}
@@ -179,7 +192,7 @@ func drawFaults(t *rapid.T, c *Case) {
 					perm, trans = httpPermanent, httpTransient
 				}
 				var f Fault
-				if rapid.Bool().Draw(t, "transient") {
+				if !opts.PermanentFaultsOnly && rapid.Bool().Draw(t, "transient") {
 					f = Fault{Kind: rapid.SampledFrom(trans).Draw(t, "fault"), Times: 1}
 					if f.Kind != FaultTimeout {
 						f.Times = rapid.IntRange(1, 2).Draw(t, "times")

@@ -286,3 +286,62 @@ func appendOnce(s []string, v string) []string {
 	}
 	return append(s, v)
 }
+
+// ExpectAfterKill predicts doc's outcome when docpipe was killed with
+// SIGKILL at some point and then resumed. What a kill changes:
+//
+//   - Retry counts live in the killed process: the resumed run tries a
+//     stage afresh, while the fake's attempt counters go on from where
+//     they were (an attempt may even be counted without docpipe ever
+//     seeing its answer). A transient fault can therefore only fail
+//     fewer tries than in an uninterrupted run, never more: an outcome
+//     the uninterrupted oracle calls recovered stays recovered, and one
+//     it calls failed may recover. The outcome lies between the run as
+//     Expect says and the run where every transient fault recovers, and
+//     is known only where those two agree.
+//   - Permanent faults fail every call, so the segments they fail and the
+//     stages after them that never run are the same.
+//   - A failed try may have run in the killed process before docpipe
+//     recorded it, so a recovered transient need not leave its retry in
+//     the audit trail: Recovered is empty.
+//   - Which stage names a failure is no longer the lowest failing level
+//     of one world: any runnable stage with a fault on doc may.
+func (c *Case) ExpectAfterKill(doc Doc) Expected {
+	asIs := c.Expect(doc)
+	healed := c.withoutTransientFaults().Expect(doc)
+	e := Expected{Segments: map[int][]string{}, Skipped: asIs.Skipped}
+	if asIs.Status == healed.Status {
+		e.Status = asIs.Status
+	}
+	e.Causes = append(slices.Clone(asIs.Causes), healed.Causes...)
+	for _, st := range c.Stages {
+		if !st.Runs() {
+			continue
+		}
+		for k := range c.Faults {
+			if k.Doc == doc.Name && k.Stage == st.Name {
+				e.Causes = appendOnce(e.Causes, st.Name)
+			}
+		}
+	}
+	if asIs.SegmentsKnown && healed.SegmentsKnown {
+		e.SegmentsKnown, e.Segments = true, asIs.Segments
+	}
+	if e.Status == StatusCompleted {
+		e.Succeeded = asIs.Succeeded
+	}
+	return e
+}
+
+// withoutTransientFaults is c with only its permanent faults: the run
+// where every transient fault recovers.
+func (c *Case) withoutTransientFaults() *Case {
+	out := *c
+	out.Faults = map[FaultKey]Fault{}
+	for k, f := range c.Faults {
+		if !f.Kind.Transient() {
+			out.Faults[k] = f
+		}
+	}
+	return &out
+}
