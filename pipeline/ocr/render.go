@@ -20,7 +20,7 @@ import (
 type Renderer struct {
 	Binary  string        // command name or path; default "pdftoppm"
 	DPI     int           // default 150: enough for tesseract on body text
-	Timeout time.Duration // per page; default 2 minutes
+	Timeout time.Duration // per page; default 30 s (a page takes well under one)
 
 	once   sync.Once
 	ok     bool
@@ -47,6 +47,11 @@ func (r *Renderer) Available() (bool, string) {
 	return r.ok, r.reason
 }
 
+// maxSide bounds the rendered image in pixels on each side (40 inches at
+// 150 DPI): a page whose box is the size of a field renders cropped, not
+// as gigabytes of pixels.
+const maxSide = "6000"
+
 // Render writes page-NNNNNN.png into outDir. A page past the end of the
 // document or an unreadable PDF is an InvalidDocumentError, a PDF that
 // needs a password a PasswordProtectedError.
@@ -67,12 +72,12 @@ func (r *Renderer) Render(ctx context.Context, pdfPath string, page int, outDir 
 	}
 	timeout := r.Timeout
 	if timeout <= 0 {
-		timeout = 2 * time.Minute
+		timeout = 30 * time.Second
 	}
 	prefix := filepath.Join(outDir, fmt.Sprintf("page-%06d", page))
 	n := strconv.Itoa(page)
 	_, stderr, err := run(ctx, timeout, cmp(r.Binary, "pdftoppm"),
-		[]string{"-r", strconv.Itoa(dpi), "-f", n, "-l", n, "-png", "-singlefile", abs, prefix}, nil)
+		[]string{"-r", strconv.Itoa(dpi), "-W", maxSide, "-H", maxSide, "-f", n, "-l", n, "-png", "-singlefile", abs, prefix}, nil)
 	if err != nil {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -65,7 +66,7 @@ func (p *Poppler) Name() string { return "poppler" }
 // takes seconds is a bomb (a form drawn millions of times), and its
 // document fails as too large within a minute rather than ten.
 const (
-	baseTimeout    = 20 * time.Second
+	baseTimeout    = 10 * time.Second
 	perPageTimeout = 100 * time.Millisecond
 	maxTimeout     = 10 * time.Minute
 )
@@ -194,7 +195,7 @@ func (p *Poppler) streamPages(ctx context.Context, path string, n int, limits ex
 			err := p.stream(gctx, "pdftotext", append(args, path, "-"), func(stdout io.Reader) error {
 				r := bufio.NewReaderSize(stdout, 256<<10)
 				for {
-					text, err := r.ReadString('\f')
+					text, err := readPage(r, limits.MaxPageGlyphs)
 					if errors.Is(err, io.EOF) {
 						// Every page ends with a form feed, so only
 						// whitespace may follow the last one.
@@ -233,6 +234,27 @@ func (p *Poppler) streamPages(ctx context.Context, path string, n int, limits ex
 		return 0, err
 	}
 	return n, nil
+}
+
+// readPage reads one page of pdftotext's output, up to and including its
+// form feed, failing as too large past maxChars characters (as the pure-Go
+// backend does), so a page that holds a bomb's worth of text is never held
+// whole.
+func readPage(r *bufio.Reader, maxChars int) (string, error) {
+	var page []byte
+	for {
+		chunk, err := r.ReadSlice('\f')
+		page = append(page, chunk...)
+		// A character takes at least one byte: count only when the bytes
+		// could be over.
+		if len(page) > maxChars && utf8.RuneCount(bytes.TrimSuffix(page, []byte{'\f'})) > maxChars {
+			return "", &steperr.TooLargeError{Reason: fmt.Sprintf("a PDF page holds more than %d characters", maxChars)}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return string(page), err
+	}
 }
 
 // run executes a poppler tool under the memory limit and returns its
