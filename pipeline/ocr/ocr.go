@@ -111,8 +111,10 @@ func (t *Tesseract) Available() (bool, string) {
 	return t.ok, t.reason
 }
 
-// maxOCRText bounds what one image may return: a page holds a few KB.
-const maxOCRText = 16 << 20
+// maxOCRText bounds what one image may return: a dense page holds tens of
+// KB, so past this the image is a bomb (a page of tiny glyphs), and its
+// text would cost the analysis far more than the page is worth.
+const maxOCRText = 1 << 20
 
 // Recognize returns the text tesseract finds in an image, cleaned to
 // UTF-8 with LF newlines. An image tesseract cannot read is an
@@ -179,20 +181,25 @@ func run(ctx context.Context, timeout time.Duration, bin string, args, env []str
 }
 
 // capped is a buffer that keeps at most max bytes and notes the overflow.
+// It holds its bytes.Buffer in a field, not embedded: an embedded one
+// would lend capped its ReadFrom, which io.Copy (and so exec, copying a
+// tool's output) prefers to Write, and which knows no cap.
 type capped struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); len(p) > room {
+	if room := c.max - c.buf.Len(); len(p) > room {
 		c.over = true
-		c.Buffer.Write(p[:max(room, 0)])
+		c.buf.Write(p[:max(room, 0)])
 		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+func (c *capped) String() string { return c.buf.String() }
 
 // firstLine returns the first meaningful line of a tool's error output.
 func firstLine(s string) string {
