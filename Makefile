@@ -30,9 +30,13 @@ test-unit: ## unit and embedded conformance tests only (no AWS endpoint needed)
 test-integration: ## integration suite against AWS_ENDPOINT_URL (default http://localhost:4566, e.g. LocalStack)
 	AWS_ENDPOINT_URL=$${AWS_ENDPOINT_URL:-http://localhost:4566} $(GO) test -race -count=1 -tags integration -timeout 20m $(PKGS)
 
+.PHONY: test-localstack
+test-localstack: ## integration suite and golden cases on LocalStack in host mode (from PyPI, cached; DynamoDB on moto); no Docker
+	.ci/test-localstack
+
 .PHONY: localstack-up
 localstack-up: ## start LocalStack in Docker on :4566 (needs a Docker engine)
-	docker run --rm -d --name docpipe-localstack -p 4566:4566 -e SERVICES=dynamodb,s3,stepfunctions localstack/localstack
+	docker run --rm -d --name docpipe-localstack -p 4566:4566 -e SERVICES=dynamodb,dynamodbstreams,s3,sqs,stepfunctions,events,sts,iam localstack/localstack
 
 .PHONY: localstack-down
 localstack-down: ## stop LocalStack

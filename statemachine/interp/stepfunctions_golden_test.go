@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,8 +36,9 @@ import (
 // sqs:sendMessage.waitForTaskToken tasks, answered from the case's
 // tasks.json by a queue worker: the project's queue mode, the one task
 // integration emulators can run. Cases listed in sfnSkipped cannot run on a
-// real clock or emulator; cases in sfnDifferences diverge, and the test pins
-// what Step Functions gives for them (DIFFERENCES.md explains each).
+// real clock or emulator; cases in sfnDifferences diverge on the emulator
+// awstest.Emulator names, and the test pins what that emulator's Step
+// Functions gives for them (DIFFERENCES.md explains each).
 
 // sfnCaseDeadline bounds one case's execution in real time.
 const sfnCaseDeadline = 60 * time.Second
@@ -75,9 +75,16 @@ func compact(b json.RawMessage) string {
 	return buf.String()
 }
 
-// sfnDifferences pins what Step Functions (moto) gives for the cases whose
-// result differs from want.json; DIFFERENCES.md explains each.
-var sfnDifferences = map[string]sfnPin{
+// sfnDifferences pins, for each emulator, what its Step Functions gives for
+// the cases whose result differs from want.json; DIFFERENCES.md explains
+// each. Against AWS itself no case may differ.
+var sfnDifferences = map[string]map[string]sfnPin{
+	awstest.Moto:       motoDifferences,
+	awstest.LocalStack: localStackDifferences,
+}
+
+// motoDifferences are moto 5.2.5's.
+var motoDifferences = map[string]sfnPin{
 	"cancellation_aborts":                      {Error: `status ABORTED`},
 	"catch_default_resultpath":                 {Output: `\{"Error":"Custom\.Error","Cause":null\}`},
 	"catch_taskfailed_matching":                {Output: `\{"a":\{"Error":"Custom\.Error","Cause":null\},"b":\{"Error":"InvalidDocumentError","Cause":null\},"c":\{"Error":"States\.Timeout","Cause":""\}\}`},
@@ -123,6 +130,44 @@ var sfnDifferences = map[string]sfnPin{
 	"wait_seconds_path_invalid": {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'W' \(entered at the event id #\d+\)\. The SecondsPath parameter cannot be parsed as a long value: \$\.delay == soon`},
 }
 
+// localStackDifferences are LocalStack 2026.3.0's (host mode).
+var localStackDifferences = map[string]sfnPin{
+	"cancellation_aborts":                      {Error: `status ABORTED`},
+	"catch_taskfailed_matching":                {Output: `\{"a":\{"Error":"Custom\.Error","Cause":"c"\},"b":\{"Error":"InvalidDocumentError","Cause":"not a pdf"\},"c":\{"Error":"States\.Timeout","Cause":""\}\}`},
+	"choice_missing_variable_is_runtime":       {Output: `\{\}`},
+	"choice_no_match":                          {Error: `States\.Runtime`, Cause: `RuntimeError\(\('No branching option reached in state %s', 'C'\)\)`},
+	"choice_path_operators":                    {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'M' \(entered at the event id #\d+\)\. Custom Error Names MUST NOT begin with the prefix 'States\.', got 'States\.Runtime'\.`},
+	"choice_string_operators":                  {Output: `\["eq","matches","gt","gt","lt","gte","gt","lte","none"\]`},
+	"choice_timestamp_operators":               {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'M' \(entered at the event id #\d+\)\. Custom Error Names MUST NOT begin with the prefix 'States\.', got 'States\.Runtime'\.`},
+	"context_object":                           {Output: `\{"entered":"[0-9T:.Z+-]+","exec":"arn:aws:states:us-east-1:000000000000:execution:golden-context-object-[0-9a-f-]+:[0-9a-f-]+","input":\{"hello":"world"\},"name":"[0-9a-f-]+","retry":1,"sm":"arn:aws:states:us-east-1:000000000000:stateMachine:golden-context-object-[0-9a-f-]+","start":"[0-9T:.Z+-]+","state":"T","tokenParts":"5"\}`},
+	"distributed_map_child_context":            {Error: `CreateStateMachine`, Cause: `operation error SFN: CreateStateMachine, https response error StatusCode: 400, RequestID: [\w-]+, InvalidDefinition: ASLParserException line 1:\d+, at "EXPRESS", mismatched input '"EXPRESS"' expecting '"STANDARD"'`},
+	"distributed_map_malformed_manifest":       {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'M' \(entered at the event id #\d+\)\. Expecting value: line 1 column 15 \(char 14\)`},
+	"distributed_map_manifest_not_array":       {Error: `States\.ItemReaderFailed`, Cause: `Attempting to map over non-iterable node\.`},
+	"distributed_map_missing_manifest":         {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'M' \(entered at the event id #\d+\)\. An error occurred \(NoSuchKey\) when calling the GetObject operation: The specified key does not exist\.`},
+	"distributed_map_no_tolerance":             {Output: `\["ok","ok","ok",null,"ok","ok","ok",null,"ok","ok"\]`},
+	"distributed_map_tolerated_count_exceeded": {Output: `\["ok","ok","ok",null,"ok","ok","ok",null,"ok","ok"\]`},
+	"distributed_map_tolerated_percentage":     {Error: `CreateStateMachine`, Cause: `operation error SFN: CreateStateMachine, https response error StatusCode: 400, RequestID: [\w-]+, InvalidDefinition: ASLParserException line 1:\d+, at 20, no viable alternative at input '"ToleratedFailurePercentage":20'`},
+	"execution_timeout":                        {Error: `status TIMED_OUT`},
+	// Timing on a real clock: kept alive on some runs.
+	"heartbeat_kept_alive":                   {Output: `|\{"heartbeat":5,"retryCount":0,"state":"T","timeout":60,"tokenSet":true\}`, Error: `States\.Timeout|`},
+	"heartbeat_timeout_caught":               {Output: `\{"err":\{"Error":"States\.Timeout","Cause":""\}\}`},
+	"inputpath_missing_is_runtime":           {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'T' \(entered at the event id #\d+\)\. Invalid path '\$\.missing' : No results for path: \$\['missing'\]`},
+	"intrinsic_failure_caught_by_task_catch": {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'T' \(entered at the event id #\d+\)\. Expecting property name enclosed in double quotes: line 1 column 2 \(char 1\)`},
+	"intrinsic_failure_fails_execution":      {Error: `States\.Runtime`, Cause: `IndexError\(list index out of range\)`},
+	"intrinsics_arrays":                      {Error: `States\.Runtime`, Cause: `ValueError\(Expected step argument to be non negative, but got: '-2'\.\)`},
+	"intrinsics_strings_json":                {Error: `States\.Runtime`, Cause: `IndexError\(Replacement index 1 out of range for positional args tuple\)`},
+	"map_items_not_array":                    {Error: `States\.QueryEvaluationError`, Cause: `An error occurred while executing the state 'M' \(entered at the event id #\d+\)\. Map state input must be an array but was: <class 'str'>`},
+	"parallel_branch_failure_cancels":        {Error: `Branch\.Broke`, Cause: `b2`},
+	"parameters_path_missing_is_runtime":     {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'P' \(entered at the event id #\d+\)\. The JSONPath '\$\.nope' specified for the field 'x\.\$' could not be found in the input '\{"a": 1\}'`},
+	"resultpath_on_string_is_runtime":        {Output: `\{"Error":"States\.Runtime","Cause":"'str' object does not support item assignment"\}`},
+	"retry_backoff":                          {Error: `still running after 1m0s`},
+	"retry_then_catch_resultpath":            {Output: `\{"doc":"d1","error":\{"Error":null,"Cause":"disk on fire"\}\}`},
+	"task_timeout":                           {Error: `States\.Timeout`},
+	"wait_paths":                             {Output: `\{"now":"[0-9T:.+-]+"\}`},
+	"wait_seconds":                           {Output: `\{"now":"[0-9T:.+-]+"\}`},
+	"wait_seconds_path_invalid":              {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'W' \(entered at the event id #\d+\)\. The SecondsPath parameter cannot be parsed as a long value: \$\.delay == soon`},
+}
+
 func TestGoldenOnStepFunctions(t *testing.T) {
 	cfg := awstest.Config(t)
 	// Long polls and concurrent executions: no one-request-at-a-time client
@@ -134,6 +179,7 @@ func TestGoldenOnStepFunctions(t *testing.T) {
 		cases: map[string]*scriptedTasks{},
 	}
 	h.deployQueue(t)
+	differences := sfnDifferences[awstest.Emulator()]
 
 	defs, err := filepath.Glob("testdata/*/definition.asl.json")
 	if err != nil {
@@ -173,21 +219,21 @@ func TestGoldenOnStepFunctions(t *testing.T) {
 			var w want
 			readJSON(t, filepath.Join(dir, "want.json"), &w)
 			same := jsonEqual(got.Output, w.Output) && got.Error == w.Error && got.Cause == w.Cause
-			pinned, listed := sfnDifferences[name]
+			pinned, listed := differences[name]
 			switch {
 			case same && listed && !pinned.matches(got):
-				t.Errorf("Step Functions now agrees with the interpreter (%s); drop the case from sfnDifferences and DIFFERENCES.md", show(got))
+				t.Errorf("Step Functions (%s) now agrees with the interpreter (%s); drop the case from sfnDifferences and DIFFERENCES.md", awstest.Emulator(), show(got))
 			case same:
 				equal++
 			case !listed:
 				b, _ := json.Marshal(sfnPin{regexp.QuoteMeta(compact(got.Output)), regexp.QuoteMeta(got.Error), regexp.QuoteMeta(got.Cause)})
-				t.Errorf("Step Functions: %s\ninterpreter:    %s\npin: %s", show(got), show(sfnResult{w.Output, w.Error, w.Cause}), b)
+				t.Errorf("Step Functions (%s): %s\ninterpreter:    %s\npin: %s", awstest.Emulator(), show(got), show(sfnResult{w.Output, w.Error, w.Cause}), b)
 			case !pinned.matches(got):
-				t.Errorf("Step Functions changed: %s, pinned %+v; update sfnDifferences and DIFFERENCES.md", show(got), pinned)
+				t.Errorf("Step Functions (%s) changed: %s, pinned %+v; update sfnDifferences and DIFFERENCES.md", awstest.Emulator(), show(got), pinned)
 			}
 		})
 	}
-	t.Logf("%d of %d cases equal on both engines, %d known differences, %d skipped", equal, len(defs), len(sfnDifferences), len(sfnSkipped))
+	t.Logf("%s: %d of %d cases equal on both engines, %d known differences, %d skipped", awstest.Emulator(), equal, len(defs), len(differences), len(sfnSkipped))
 }
 
 func show(r sfnResult) string {
@@ -520,32 +566,51 @@ func rewriteTasks(v any, name, queueURL string, buckets map[string]string) {
 	}
 }
 
-// knownDifferenceCases are the case names DIFFERENCES.md lists, in order.
-func knownDifferenceCases(t *testing.T) []string {
+// documentedDifferences reads the table in DIFFERENCES.md: for each case it
+// lists, what its cell says for each emulator ("equal", "skipped", or the
+// difference).
+func documentedDifferences(t *testing.T) map[string]map[string]string {
 	b, err := os.ReadFile("DIFFERENCES.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9_]+)` \\|").FindAllStringSubmatch(string(b), -1) {
-		names = append(names, m[1])
+	doc := map[string]map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9_]+)` \\|([^|]*)\\|([^|]*)\\|").FindAllStringSubmatch(string(b), -1) {
+		doc[m[1]] = map[string]string{awstest.Moto: strings.TrimSpace(m[2]), awstest.LocalStack: strings.TrimSpace(m[3])}
 	}
-	return names
+	return doc
 }
 
-// The table in DIFFERENCES.md and sfnDifferences list the same cases.
+// The table in DIFFERENCES.md says, for each emulator, exactly which cases
+// sfnDifferences pins and sfnSkipped skips.
 func TestGoldenDifferencesDocumented(t *testing.T) {
-	doc := knownDifferenceCases(t)
-	var pinned []string
-	for name := range sfnDifferences {
-		pinned = append(pinned, name)
+	doc := documentedDifferences(t)
+	var listed []string
+	for _, pins := range sfnDifferences {
+		for name := range pins {
+			listed = append(listed, name)
+		}
 	}
 	for name := range sfnSkipped {
-		pinned = append(pinned, name)
+		listed = append(listed, name)
 	}
-	slices.Sort(doc)
-	slices.Sort(pinned)
-	if !slices.Equal(doc, pinned) {
-		t.Errorf("DIFFERENCES.md lists %v; the test pins and skips %v", doc, pinned)
+	for _, name := range listed {
+		if doc[name] == nil {
+			t.Errorf("%s is pinned or skipped but not in DIFFERENCES.md", name)
+		}
+	}
+	for name, cells := range doc {
+		for emulator, cell := range cells {
+			_, pinned := sfnDifferences[emulator][name]
+			_, skipped := sfnSkipped[name]
+			switch {
+			case skipped && cell != "skipped":
+				t.Errorf("%s (%s): skipped, DIFFERENCES.md says %q", name, emulator, cell)
+			case !skipped && pinned && (cell == "equal" || cell == "skipped"):
+				t.Errorf("%s (%s): pinned as a difference, DIFFERENCES.md says %q", name, emulator, cell)
+			case !skipped && !pinned && cell != "equal":
+				t.Errorf("%s (%s): not pinned, so it must be equal; DIFFERENCES.md says %q", name, emulator, cell)
+			}
+		}
 	}
 }

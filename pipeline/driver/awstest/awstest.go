@@ -29,6 +29,35 @@ import (
 // EnvEndpoint is the variable the SDK itself reads for an endpoint override.
 const EnvEndpoint = "AWS_ENDPOINT_URL"
 
+// EnvEmulator names the AWS-compatible emulator behind the endpoint, for
+// the few tests that must know it: "moto" (assumed when unset, as `make
+// test` runs moto) or "localstack". Any other value, "aws" for instance,
+// means no emulator: no gap is expected and no test skips for one.
+const EnvEmulator = "DOCPIPE_EMULATOR"
+
+// The emulators EnvEmulator names.
+const (
+	Moto       = "moto"
+	LocalStack = "localstack"
+)
+
+// Emulator returns the emulator EnvEmulator names, in lower case.
+func Emulator() string {
+	if e := os.Getenv(EnvEmulator); e != "" {
+		return strings.ToLower(e)
+	}
+	return Moto
+}
+
+// SkipOn skips the test when it runs against emulator, naming the gap of
+// that emulator it cannot pass for.
+func SkipOn(t testing.TB, emulator, gap string) {
+	t.Helper()
+	if Emulator() == emulator {
+		t.Skipf("%s gap: %s", emulator, gap)
+	}
+}
+
 // EnvParallel, when set to anything, lets requests to the endpoint run
 // concurrently; see serialClient for why they do not by default.
 const EnvParallel = "AWSTEST_PARALLEL_REQUESTS"

@@ -1,5 +1,7 @@
 # The same module against LocalStack: every service endpoint points at
-# var.endpoint, with LocalStack's dummy credentials.
+# var.endpoint (DynamoDB at var.dynamodb_endpoint when set, for LocalStack
+# in host mode with DynamoDB on moto), with LocalStack's dummy credentials.
+# README.md says what host mode can and cannot apply.
 provider "aws" {
   region     = var.region
   access_key = "test"
@@ -11,7 +13,7 @@ provider "aws" {
   skip_requesting_account_id  = true
 
   endpoints {
-    dynamodb = var.endpoint
+    dynamodb = coalesce(var.dynamodb_endpoint, var.endpoint)
     events   = var.endpoint
     iam      = var.endpoint
     lambda   = var.endpoint

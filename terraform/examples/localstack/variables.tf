@@ -10,6 +10,12 @@ variable "endpoint" {
   default     = "http://localhost:4566"
 }
 
+variable "dynamodb_endpoint" {
+  description = "DynamoDB's endpoint when it is not LocalStack's (moto beside LocalStack in host mode); null for var.endpoint."
+  type        = string
+  default     = null
+}
+
 variable "name" {
   description = "Name prefix of every resource."
   type        = string
