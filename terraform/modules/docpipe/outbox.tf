@@ -178,6 +178,8 @@ resource "aws_lambda_function" "relay" {
       DOCPIPE_WEBHOOK_URL        = var.webhook_url
       DOCPIPE_WEBHOOK_SECRET_ARN = var.webhook_secret_arn
       DOCPIPE_EVENTBRIDGE_BUS    = var.event_bus_name
+      # Webhooks reach only public addresses unless this is true.
+      DOCPIPE_ALLOW_PRIVATE_NETWORK = tostring(var.webhook_allow_private_network)
     }
   }
 

@@ -330,6 +330,12 @@ variable "webhook_url" {
   sensitive   = true
 }
 
+variable "webhook_allow_private_network" {
+  description = "Let the relay's webhooks reach private, loopback and link-local addresses (a receiver inside the VPC). Off by default: webhooks reach only public addresses, never the Lambda runtime API or the instance metadata endpoint."
+  type        = bool
+  default     = false
+}
+
 variable "webhook_secret_arn" {
   description = "Full ARN of the Secrets Manager secret (its string value) or SSM Parameter Store SecureString parameter holding the webhook's signing secret (whsec_<base64>); \"\" sends unsigned requests. The relay reads it once when it starts; the secret is never in the function's configuration or in Terraform state, and the relay's role may read this one secret only."
   type        = string
