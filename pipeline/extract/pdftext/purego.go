@@ -48,7 +48,7 @@ func (g *PureGo) Pages(ctx context.Context, path string) (int, error) {
 	var n int
 	err := g.withDocument(ctx, path, nil, func(ctx context.Context, r *pdf.Reader, _ func(extract.Unit) error) error {
 		var err error
-		n, err = walkPages(ctx, r, extract.DefaultLimits.MaxPages, func(pdf.Value, int) error { return nil })
+		n, err = walkPages(ctx, r, extract.DefaultLimits.MaxPages, func(treePage) error { return nil })
 		return err
 	})
 	return n, err
@@ -77,7 +77,7 @@ func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Li
 	err := g.withDocument(ctx, path, counted, func(ctx context.Context, r *pdf.Reader, send func(extract.Unit) error) error {
 		in := newInterpreter(limits)
 		failed := 0
-		pages, err := walkPages(ctx, r, limits.MaxPages, func(page pdf.Value, number int) error {
+		pages, err := walkPages(ctx, r, limits.MaxPages, func(page treePage) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Li
 				// rather than sinking the document.
 				failed++
 			}
-			return send(pageUnit(number, text))
+			return send(pageUnit(page.number, text))
 		})
 		if err != nil {
 			return err
@@ -211,11 +211,22 @@ func openReader(ctx context.Context, f *os.File, size int64) (*pdf.Reader, error
 	return r, nil
 }
 
+// treePage is a leaf of the page tree as the walk reaches it.
+type treePage struct {
+	dict   pdf.Value
+	number int // 1-based
+	// resources is the page's /Resources, or the nearest ancestor's the
+	// walk came through: following /Parent instead would parse the
+	// parent again for every page, and with it a /Kids array that lists
+	// every page of a flat tree.
+	resources pdf.Value
+}
+
 // walkPages walks the page tree once, depth-first, calls visit with each
-// leaf and its 1-based number, in order, and returns how many there were. Nodes seen before (a
+// leaf, in order, and returns how many there were. Nodes seen before (a
 // cycle, or a node listed twice) are skipped; depth and page count are
 // bounded. Only the path from the root is held, not the pages visited.
-func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page pdf.Value, number int) error) (int, error) {
+func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(treePage) error) (int, error) {
 	root := r.Trailer().Key("Root").Key("Pages")
 	if root.Kind() != pdf.Dict {
 		return 0, &steperr.InvalidDocumentError{Reason: "PDF has no page tree"}
@@ -225,8 +236,8 @@ func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page
 	budget := int(r.Trailer().Key("Size").Int64()) + 1
 	seen := map[uint64]bool{}
 	pages := 0
-	var walk func(node pdf.Value, depth int) error
-	walk = func(node pdf.Value, depth int) error {
+	var walk func(node, resources pdf.Value, depth int) error
+	walk = func(node, resources pdf.Value, depth int) error {
 		if depth > maxTreeDepth {
 			return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("page tree deeper than %d levels", maxTreeDepth)}
 		}
@@ -238,6 +249,9 @@ func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page
 		}
 		if budget--; budget < 0 {
 			return &steperr.InvalidDocumentError{Reason: "page tree has more nodes than the file has objects (cycle)"}
+		}
+		if own := node.Key("Resources"); !own.IsNull() {
+			resources = own
 		}
 		kids := node.Key("Kids")
 		if node.Key("Type").Name() == "Pages" || kids.Kind() == pdf.Array {
@@ -251,7 +265,7 @@ func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page
 				if kid.Kind() != pdf.Dict {
 					continue // dangling reference: poppler skips it too
 				}
-				if err := walk(kid, depth+1); err != nil {
+				if err := walk(kid, resources, depth+1); err != nil {
 					return err
 				}
 			}
@@ -261,9 +275,9 @@ func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page
 			return &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has more than %d pages", maxPages)}
 		}
 		pages++
-		return visit(node, pages)
+		return visit(treePage{dict: node, number: pages, resources: resources})
 	}
-	if err := walk(root, 0); err != nil {
+	if err := walk(root, pdf.Value{}, 0); err != nil {
 		return pages, err
 	}
 	if pages == 0 {
@@ -291,13 +305,13 @@ func objectID(v pdf.Value) (uint64, bool) {
 // pageText assembles one page's text; ok is false when the library
 // panicked on the page, and err a TooLargeError when the page is over a
 // limit.
-func (in *interpreter) pageText(v pdf.Value) (text string, ok bool, err error) {
+func (in *interpreter) pageText(p treePage) (text string, ok bool, err error) {
 	defer func() {
 		if recover() != nil {
 			text, ok, err = "", false, nil
 		}
 	}()
-	glyphs, err := in.page(v)
+	glyphs, err := in.page(p)
 	if err != nil {
 		return "", false, err
 	}
