@@ -12,6 +12,7 @@ import (
 
 	"github.com/ledongthuc/pdf"
 
+	"github.com/docpipe/docpipe/internal/cpus"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -25,12 +26,22 @@ import (
 type PureGo struct {
 	// Timeout bounds one document. Default 10 minutes.
 	Timeout time.Duration
+	// Parallel is how many pages of one document are extracted at once.
+	// Default: one per usable processor.
+	Parallel int
 }
 
 // NewPureGo returns a pure-Go extractor with default settings.
 func NewPureGo() *PureGo { return &PureGo{} }
 
 func (g *PureGo) Name() string { return "go" }
+
+func (g *PureGo) parallel() int {
+	if g.Parallel > 0 {
+		return g.Parallel
+	}
+	return cpus.Usable()
+}
 
 func (g *PureGo) timeout() time.Duration {
 	if g.Timeout > 0 {
@@ -61,12 +72,12 @@ func (g *PureGo) Extract(ctx context.Context, path string, limits extract.Limits
 
 var _ extract.PageStreamer = (*PureGo)(nil)
 
-// StreamPages emits the pages in order, each as soon as it is extracted,
-// while it walks the page tree: memory is the walk's path through the tree
-// and one page, whatever the number of pages (and an encrypted PDF,
-// which is decrypted into memory). A page tree found broken, or longer
-// than limits.MaxPages, fails after the pages before the fault were
-// emitted.
+// StreamPages emits the pages in order, each as soon as it and the pages
+// before it are extracted, while it walks the page tree: memory is the
+// walk's path through the tree and the pages in flight (a few per worker),
+// whatever the number of pages (and an encrypted PDF, which is decrypted
+// into memory). A page tree found broken, or longer than limits.MaxPages,
+// fails after the pages before the fault were emitted.
 func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
 	limits = limits.WithDefaults()
 	n := 0 // counted here, on the caller's goroutine, as pages are emitted
@@ -75,22 +86,14 @@ func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Li
 		return emit(u)
 	}
 	err := g.withDocument(ctx, path, counted, func(ctx context.Context, r *pdf.Reader, send func(extract.Unit) error) error {
-		in := newInterpreter(limits)
 		failed := 0
-		pages, err := walkPages(ctx, r, limits.MaxPages, func(page treePage) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			text, ok, err := in.pageText(page)
-			if err != nil {
-				return err
-			}
+		pages, err := g.extractPages(ctx, r, limits, func(u extract.Unit, ok bool) error {
 			if !ok {
 				// One unreadable page leaves an empty, OCR-flagged unit
 				// rather than sinking the document.
 				failed++
 			}
-			return send(pageUnit(page.number, text))
+			return send(u)
 		})
 		if err != nil {
 			return err
