@@ -10,21 +10,27 @@ import (
 )
 
 // Pages of one document are extracted by several workers at once: one
-// goroutine walks the page tree and hands each page out as it reaches it,
-// the workers (each with its own interpreter, so its own font cache)
-// extract whichever page comes next, and the pages are emitted in order.
-// The library's Reader is not changed after it is opened and reads the
-// file with ReadAt, so the workers share it.
+// goroutine walks the page tree and hands out ranges of consecutive pages
+// as it reaches them, the workers (each with its own interpreter, so its
+// own font cache) extract whichever range comes next, and the pages are
+// emitted in order. Ranges rather than single pages, because every hand
+// over between goroutines may wake a thread, which on a busy machine
+// waits for the scheduler. The library's Reader is not changed after it
+// is opened and reads the file with ReadAt, so the workers share it.
+const (
+	// rangePages is how many consecutive pages a worker takes at once.
+	rangePages = 8
+	// rangesAhead is how many ranges per worker may be handed out, or
+	// done and waiting for an earlier one, before the walk waits: enough
+	// to keep the workers busy past a slow page, few enough to bound
+	// memory.
+	rangesAhead = 2
+)
 
-// pagesAhead is how many pages per worker may be handed out, or done and
-// waiting for an earlier page, before the walk waits: enough to keep the
-// workers busy past a slow page, few enough to bound memory.
-const pagesAhead = 4
-
-// pageJob is one page handed out; its worker answers on done.
-type pageJob struct {
-	page treePage
-	done chan pageResult // buffered: a worker never waits on it
+// pageRange is pages handed out together; its worker answers on done.
+type pageRange struct {
+	pages []treePage
+	done  chan []pageResult // buffered: a worker never waits on it
 }
 
 type pageResult struct {
@@ -39,9 +45,10 @@ type pageResult struct {
 // walk or from emit stops it, after the pages before the fault were
 // emitted.
 func (g *PureGo) extractPages(ctx context.Context, r *pdf.Reader, limits extract.Limits, emit func(u extract.Unit, ok bool) error) (int, error) {
-	// No more workers than the document says it has pages (a /Count
+	// No more workers than the document says it has ranges (a /Count
 	// that lies costs speed here, never pages).
-	workers := min(g.parallel(), max(1, int(r.Trailer().Key("Root").Key("Pages").Key("Count").Int64())))
+	claimed := int(r.Trailer().Key("Root").Key("Pages").Key("Count").Int64())
+	workers := min(g.parallel(), max(1, (claimed+rangePages-1)/rangePages))
 	if workers <= 1 {
 		in := newInterpreter(limits)
 		return walkPages(ctx, r, limits.MaxPages, func(page treePage) error {
@@ -58,40 +65,47 @@ func (g *PureGo) extractPages(ctx context.Context, r *pdf.Reader, limits extract
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	order := make(chan *pageJob, workers*pagesAhead) // handed out, not yet emitted
-	jobs := make(chan *pageJob)
+	order := make(chan *pageRange, workers*rangesAhead) // handed out, not yet emitted
+	jobs := make(chan *pageRange)
+	handOut := func(pages []treePage) error {
+		j := &pageRange{pages: pages, done: make(chan []pageResult, 1)}
+		// Into the order first: the walk waits here while the emitter
+		// is rangesAhead ranges per worker behind.
+		for _, ch := range []chan *pageRange{order, jobs} {
+			select {
+			case ch <- j:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
 	var pages int
 	var walkErr error
 	var wg errgroup.Group
 	wg.Go(func() error {
 		defer close(order)
 		defer close(jobs)
+		var batch []treePage
 		pages, walkErr = walkPages(ctx, r, limits.MaxPages, func(page treePage) error {
-			j := &pageJob{page: page, done: make(chan pageResult, 1)}
-			// Into the order first: the walk waits here while the
-			// emitter is pagesAhead pages per worker behind.
-			for _, ch := range []chan *pageJob{order, jobs} {
-				select {
-				case ch <- j:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+			if batch = append(batch, page); len(batch) < rangePages {
+				return nil
 			}
-			return nil
+			err := handOut(batch)
+			batch = nil
+			return err
 		})
+		if len(batch) > 0 && ctx.Err() == nil {
+			// The pages before a fault of the walk are extracted too.
+			_ = handOut(batch)
+		}
 		return nil
 	})
 	for range workers {
 		wg.Go(func() error {
 			in := newInterpreter(limits)
 			for j := range jobs {
-				var res pageResult
-				if ctx.Err() == nil {
-					res.text, res.ok, res.err = in.pageText(j.page)
-				} else {
-					res.err = ctx.Err()
-				}
-				j.done <- res
+				j.done <- in.pageTexts(ctx, j.pages)
 			}
 			return nil
 		})
@@ -105,21 +119,40 @@ func (g *PureGo) extractPages(ctx context.Context, r *pdf.Reader, limits extract
 	return pages, walkErr
 }
 
-// emitInOrder emits the pages of order as they are done, in order, until
-// order is closed or a page or emit fails.
-func emitInOrder(ctx context.Context, order <-chan *pageJob, emit func(u extract.Unit, ok bool) error) error {
-	for j := range order {
+// pageTexts extracts pages one after the other, up to the first that
+// fails.
+func (in *interpreter) pageTexts(ctx context.Context, pages []treePage) []pageResult {
+	out := make([]pageResult, 0, len(pages))
+	for _, p := range pages {
 		var res pageResult
+		if res.err = ctx.Err(); res.err == nil {
+			res.text, res.ok, res.err = in.pageText(p)
+		}
+		out = append(out, res)
+		if res.err != nil {
+			break
+		}
+	}
+	return out
+}
+
+// emitInOrder emits the pages of the ranges of order as they are done, in
+// order, until order is closed or a page or emit fails.
+func emitInOrder(ctx context.Context, order <-chan *pageRange, emit func(u extract.Unit, ok bool) error) error {
+	for j := range order {
+		var results []pageResult
 		select {
-		case res = <-j.done:
+		case results = <-j.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if res.err != nil {
-			return res.err
-		}
-		if err := emit(pageUnit(j.page.number, res.text), res.ok); err != nil {
-			return err
+		for i, res := range results {
+			if res.err != nil {
+				return res.err
+			}
+			if err := emit(pageUnit(j.pages[i].number, res.text), res.ok); err != nil {
+				return err
+			}
 		}
 	}
 	return ctx.Err()
