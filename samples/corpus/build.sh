@@ -68,6 +68,13 @@ if have groff; then
 	} >groff.ms
 	groff -ms -Tpdf groff.ms >groff.pdf 2>groff.log
 	made groff-pdf groff.pdf
+	# ~3,000 pages of the same prose, for throughput (the benchmarks of
+	# pipeline/extract/pdftext make the same file when it is missing).
+	paragraph N | awk 'BEGIN { print ".TL"; print "Groff two-column report"; print ".2C" }
+		{ p = p $0 "\n" }
+		END { for (i = 1; i <= 28800; i++) { t = p; sub(/N/, i, t); printf ".PP\n%s", t } }' >big.ms
+	groff -ms -Tpdf big.ms >big-groff.pdf 2>>groff.log
+	made groff-3000p big-groff.pdf
 	if have ps2pdf; then
 		groff -ms -Tps groff.ms >groff.ps 2>>groff.log && ps2pdf groff.ps groff-ps.pdf
 		made groff-ps2pdf groff-ps.pdf
@@ -76,6 +83,7 @@ if have groff; then
 	fi
 else
 	skip groff-pdf "groff is not installed"
+	skip groff-3000p "groff is not installed"
 	skip groff-ps2pdf "groff is not installed"
 fi
 

@@ -38,10 +38,29 @@ func assemble(in []glyph) string { return new(layout).assemble(in) }
 
 // layout holds buffers reused from page to page.
 type layout struct {
-	lines [][]glyph
-	words []word
-	byX   []word
-	out   []byte
+	lines  [][]glyph
+	words  []word
+	byX    []xKey
+	keys   []lineKey
+	merged []lineKey
+	sorted []glyph
+	out    []byte
+}
+
+// lineKey is what orders a glyph into lines: sorting these small keys and
+// then moving each glyph once costs a fraction of a stable sort of the
+// glyphs themselves, which on a page drawn column by column moves every
+// glyph many times.
+type lineKey struct {
+	y   float64
+	i   int32 // position in content order, which breaks ties
+	dir orientation
+}
+
+// xKey is a word's left edge, with the word's place in its region.
+type xKey struct {
+	x0 float64
+	i  int32
 }
 
 func (l *layout) assemble(in []glyph) string {
@@ -73,7 +92,7 @@ func (l *layout) assemble(in []glyph) string {
 		return cmp.Compare(b.y, a.y)
 	}
 	if !slices.IsSortedFunc(gs, byLine) {
-		slices.SortStableFunc(gs, byLine)
+		gs = l.sortLines(gs)
 	}
 
 	lines := l.lines[:0]
@@ -117,6 +136,75 @@ func (l *layout) assemble(in []glyph) string {
 	}
 	l.out = b
 	return string(b)
+}
+
+// sortLines returns gs by orientation, then top to bottom, content order
+// kept for equal baselines, in a buffer of l's.
+func (l *layout) sortLines(gs []glyph) []glyph {
+	// A page near the glyph limit leaves large buffers; the next pages
+	// need a fraction of them.
+	if cap(l.sorted) > 1<<16 {
+		l.sorted, l.keys, l.merged = nil, nil, nil
+	}
+	keys := l.keys[:0]
+	for i, g := range gs {
+		keys = append(keys, lineKey{y: g.y, i: int32(i), dir: g.dir})
+	}
+	keys, l.merged = mergeRuns(keys, slices.Grow(l.merged[:0], len(keys))[:len(keys)])
+	sorted := l.sorted[:0]
+	for _, k := range keys {
+		sorted = append(sorted, gs[k.i])
+	}
+	l.keys, l.sorted = keys, sorted
+	return sorted
+}
+
+// lineBefore orders glyphs by orientation, then top to bottom.
+func lineBefore(a, b lineKey) bool {
+	if a.dir != b.dir {
+		return a.dir < b.dir
+	}
+	return a.y > b.y
+}
+
+// mergeRuns sorts keys by lineBefore, stably, by merging the runs already
+// in order: content is drawn in a few such runs (a column, a header, a
+// footnote), so this takes a few passes where a sort takes log n. buf is
+// as long as keys; the sorted keys come back in one of the two, and the
+// other is returned as the buffer.
+func mergeRuns(keys, buf []lineKey) (sorted, spare []lineKey) {
+	bounds := []int{0}
+	for i := 1; i < len(keys); i++ {
+		if lineBefore(keys[i], keys[i-1]) {
+			bounds = append(bounds, i)
+		}
+	}
+	bounds = append(bounds, len(keys))
+	src, dst := keys, buf
+	for len(bounds) > 2 {
+		merged := bounds[:1]
+		for r := 0; r+1 < len(bounds); r += 2 {
+			lo, mid, hi := bounds[r], bounds[r+1], bounds[len(bounds)-1]
+			if r+2 < len(bounds) {
+				hi = bounds[r+2]
+			}
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if lineBefore(src[j], src[i]) {
+					dst[k], j = src[j], j+1
+				} else {
+					dst[k], i = src[i], i+1
+				}
+				k++
+			}
+			k += copy(dst[k:], src[i:mid])
+			copy(dst[k:], src[j:hi])
+			merged = append(merged, hi)
+		}
+		bounds = merged
+		src, dst = dst, src
+	}
+	return src, dst
 }
 
 // Column detection.
@@ -209,13 +297,21 @@ func (l *layout) cut(ws []word, out [][]word, depth int) [][]word {
 // splitColumns finds the leftmost gutter in ws and returns the words on
 // either side, each still in line order.
 func (l *layout) splitColumns(ws []word) (left, right []word, ok bool) {
-	byX := append(l.byX[:0], ws...)
+	byX := l.byX[:0]
+	for i, w := range ws {
+		byX = append(byX, xKey{x0: w.x0, i: int32(i)})
+	}
 	l.byX = byX
-	slices.SortFunc(byX, func(a, b word) int { return cmp.Compare(a.x0, b.x0) })
-	reach := byX[0].x1
+	slices.SortFunc(byX, func(a, b xKey) int {
+		if c := cmp.Compare(a.x0, b.x0); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	reach := ws[byX[0].i].x1
 	for i := 1; i < len(byX); i++ {
-		w := byX[i]
-		if w.x0-reach > gutter*w.size && spansLines(byX[:i]) && spansLines(byX[i:]) {
+		w := ws[byX[i].i]
+		if w.x0-reach > gutter*w.size && spansLines(ws, byX[:i]) && spansLines(ws, byX[i:]) {
 			edge := w.x0
 			for _, w := range ws {
 				if w.x0 < edge {
@@ -231,10 +327,12 @@ func (l *layout) splitColumns(ws []word) (left, right []word, ok bool) {
 	return nil, nil, false
 }
 
-// spansLines reports whether ws lie on at least two lines.
-func spansLines(ws []word) bool {
-	for _, w := range ws[1:] {
-		if w.line != ws[0].line {
+// spansLines reports whether the words of ws that keys name lie on at
+// least two lines.
+func spansLines(ws []word, keys []xKey) bool {
+	first := ws[keys[0].i].line
+	for _, k := range keys[1:] {
+		if ws[k.i].line != first {
 			return true
 		}
 	}

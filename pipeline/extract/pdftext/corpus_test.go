@@ -98,13 +98,22 @@ func wordDiff(want, have []string) string {
 	return "pdftotext only: " + strings.Join(trim(missing), " ") + "\npure Go only: " + strings.Join(trim(extra), " ")
 }
 
-// BenchmarkPureGoCorpus measures the pure-Go extractor on the corpus's
-// ~3,000-page enscript document, a real producer's output.
+// BenchmarkPureGoCorpus measures the pure-Go extractor on ~3,000-page
+// documents of real producers: enscript (plain text through Ghostscript)
+// from the corpus, and groff (two-column ms, its own PDF device), taken
+// from the corpus or made here and cached (see groffPDF).
 func BenchmarkPureGoCorpus(b *testing.B) {
-	path := filepath.Join(corpusDir(b), "enscript-3000p.pdf")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("corpus has no enscript-3000p.pdf: %v", err)
-	}
+	b.Run("enscript-3000p", func(b *testing.B) {
+		path := filepath.Join(corpusDir(b), "enscript-3000p.pdf")
+		if _, err := os.Stat(path); err != nil {
+			b.Skipf("corpus has no enscript-3000p.pdf: %v", err)
+		}
+		benchPureGoFile(b, path)
+	})
+	b.Run("groff-3000p", func(b *testing.B) { benchPureGoFile(b, groffPDF(b)) })
+}
+
+func benchPureGoFile(b *testing.B, path string) {
 	x := NewPureGo()
 	pages := 0
 	for b.Loop() {

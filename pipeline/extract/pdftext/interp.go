@@ -54,7 +54,12 @@ func matrixArgs(args []operand) (affine, bool) {
 
 // fontInfo is a font parsed once: its decoder and advance widths.
 type fontInfo struct {
-	enc       pdf.TextEncoding
+	enc pdf.TextEncoding
+	// byteText is what enc decodes each single-byte code to, for the
+	// encodings that decode every byte on its own: the library's
+	// /Differences decoder scans the whole array, through the object
+	// model, for every byte it decodes.
+	byteText  *[256]string
 	first     int
 	widths    []float64
 	composite bool // Type0: multi-byte codes, widths not in /Widths
@@ -122,6 +127,9 @@ func parseFont(v pdf.Value) *fontInfo {
 	f := &fontInfo{first: int(v.Key("FirstChar").Int64()), composite: v.Key("Subtype").Name() == "Type0"}
 	if enc := pf.Encoder(); enc != nil {
 		f.enc = enc
+		if decodesByteByByte(v) {
+			f.byteText = byteTable(enc)
+		}
 	}
 	if f.composite {
 		switch v.Key("Encoding").Name() {
@@ -137,6 +145,38 @@ func parseFont(v pdf.Value) *fontInfo {
 		f.widths[i] = ws.Index(i).Float64()
 	}
 	return f
+}
+
+// decodesByteByByte tells whether the library decodes the simple font v
+// one byte at a time, each byte to one character: with an /Encoding
+// dictionary (base encoding plus /Differences) or one of the byte tables
+// WinAnsiEncoding and MacRomanEncoding. ToUnicode maps may have codes of
+// several bytes and named encodings it does not know pass bytes through
+// unchanged (not always one character each), so those keep their
+// decoder.
+func decodesByteByByte(v pdf.Value) bool {
+	if v.Key("Subtype").Name() == "Type0" {
+		return false
+	}
+	switch enc := v.Key("Encoding"); enc.Kind() {
+	case pdf.Dict:
+		return true
+	case pdf.Name:
+		switch enc.Name() {
+		case "WinAnsiEncoding", "MacRomanEncoding":
+			return true
+		}
+	}
+	return false
+}
+
+// byteTable decodes every single-byte code once.
+func byteTable(enc pdf.TextEncoding) *[256]string {
+	var t [256]string
+	for b := range t {
+		t[b] = enc.Decode(string([]byte{byte(b)}))
+	}
+	return &t
 }
 
 // parseCIDWidths reads a CIDFont's /DW and /W: runs "c [w1 w2 ...]" and
@@ -194,7 +234,7 @@ func newInterpreter(limits extract.Limits) *interpreter {
 
 // page returns the page's glyphs, or a TooLargeError when the page is over
 // a limit.
-func (in *interpreter) page(p pdf.Value) ([]glyph, error) {
+func (in *interpreter) page(p treePage) ([]glyph, error) {
 	// A page near the glyph limit leaves a large buffer; the next pages
 	// need a fraction of it.
 	if cap(in.glyphs) > 1<<16 {
@@ -203,23 +243,12 @@ func (in *interpreter) page(p pdf.Value) ([]glyph, error) {
 	in.glyphs = in.glyphs[:0]
 	in.err = nil
 	in.budget = newBudget(in.limits.MaxPageContentBytes, in.limits.MaxContentStreamBytes)
-	contents := p.Key("Contents")
+	contents := p.dict.Key("Contents")
 	if contents.Kind() == pdf.Null {
 		return nil, nil
 	}
-	in.run(contents, inherited(p, "Resources"), identity, 0)
+	in.run(contents, p.resources, identity, 0)
 	return in.glyphs, in.err
-}
-
-// inherited finds a page attribute on the page or its ancestors.
-func inherited(p pdf.Value, key string) pdf.Value {
-	for i := 0; i < maxTreeDepth && !p.IsNull(); i++ {
-		if v := p.Key(key); !v.IsNull() {
-			return v
-		}
-		p = p.Key("Parent")
-	}
-	return pdf.Value{}
 }
 
 func (in *interpreter) run(strm, res pdf.Value, ctm affine, depth int) {
@@ -376,6 +405,12 @@ func (in *interpreter) show(g *textState, raw string) {
 		}
 		g.tm[4] += adv * g.tm[0]
 		g.tm[5] += adv * g.tm[1]
+	}
+	if f.byteText != nil {
+		for i := 0; i < len(raw); i++ {
+			emit(f.byteText[raw[i]], f.width(int(raw[i])), raw[i] == ' ')
+		}
+		return
 	}
 	text := f.enc.Decode(raw)
 	if f.composite {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ledongthuc/pdf"
 
+	"github.com/docpipe/docpipe/internal/cpus"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -25,12 +26,22 @@ import (
 type PureGo struct {
 	// Timeout bounds one document. Default 10 minutes.
 	Timeout time.Duration
+	// Parallel is how many pages of one document are extracted at once.
+	// Default: one per usable processor.
+	Parallel int
 }
 
 // NewPureGo returns a pure-Go extractor with default settings.
 func NewPureGo() *PureGo { return &PureGo{} }
 
 func (g *PureGo) Name() string { return "go" }
+
+func (g *PureGo) parallel() int {
+	if g.Parallel > 0 {
+		return g.Parallel
+	}
+	return cpus.Usable()
+}
 
 func (g *PureGo) timeout() time.Duration {
 	if g.Timeout > 0 {
@@ -48,7 +59,7 @@ func (g *PureGo) Pages(ctx context.Context, path string) (int, error) {
 	var n int
 	err := g.withDocument(ctx, path, nil, func(ctx context.Context, r *pdf.Reader, _ func(extract.Unit) error) error {
 		var err error
-		n, err = walkPages(ctx, r, extract.DefaultLimits.MaxPages, func(pdf.Value, int) error { return nil })
+		n, err = walkPages(ctx, r, extract.DefaultLimits.MaxPages, func(treePage) error { return nil })
 		return err
 	})
 	return n, err
@@ -61,12 +72,12 @@ func (g *PureGo) Extract(ctx context.Context, path string, limits extract.Limits
 
 var _ extract.PageStreamer = (*PureGo)(nil)
 
-// StreamPages emits the pages in order, each as soon as it is extracted,
-// while it walks the page tree: memory is the walk's path through the tree
-// and one page, whatever the number of pages (and an encrypted PDF,
-// which is decrypted into memory). A page tree found broken, or longer
-// than limits.MaxPages, fails after the pages before the fault were
-// emitted.
+// StreamPages emits the pages in order, each as soon as it and the pages
+// before it are extracted, while it walks the page tree: memory is the
+// walk's path through the tree and the pages in flight (a few per worker),
+// whatever the number of pages (and an encrypted PDF, which is decrypted
+// into memory). A page tree found broken, or longer than limits.MaxPages,
+// fails after the pages before the fault were emitted.
 func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Limits, emit func(extract.Unit) error) (int, error) {
 	limits = limits.WithDefaults()
 	n := 0 // counted here, on the caller's goroutine, as pages are emitted
@@ -75,22 +86,14 @@ func (g *PureGo) StreamPages(ctx context.Context, path string, limits extract.Li
 		return emit(u)
 	}
 	err := g.withDocument(ctx, path, counted, func(ctx context.Context, r *pdf.Reader, send func(extract.Unit) error) error {
-		in := newInterpreter(limits)
 		failed := 0
-		pages, err := walkPages(ctx, r, limits.MaxPages, func(page pdf.Value, number int) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			text, ok, err := in.pageText(page)
-			if err != nil {
-				return err
-			}
+		pages, err := g.extractPages(ctx, r, limits, func(u extract.Unit, ok bool) error {
 			if !ok {
 				// One unreadable page leaves an empty, OCR-flagged unit
 				// rather than sinking the document.
 				failed++
 			}
-			return send(pageUnit(number, text))
+			return send(u)
 		})
 		if err != nil {
 			return err
@@ -212,11 +215,22 @@ func openReader(ctx context.Context, f *os.File, size int64) (*pdf.Reader, error
 	return r, nil
 }
 
+// treePage is a leaf of the page tree as the walk reaches it.
+type treePage struct {
+	dict   pdf.Value
+	number int // 1-based
+	// resources is the page's /Resources, or the nearest ancestor's the
+	// walk came through: following /Parent instead would parse the
+	// parent again for every page, and with it a /Kids array that lists
+	// every page of a flat tree.
+	resources pdf.Value
+}
+
 // walkPages walks the page tree once, depth-first, calls visit with each
-// leaf and its 1-based number, in order, and returns how many there were. Nodes seen before (a
+// leaf, in order, and returns how many there were. Nodes seen before (a
 // cycle, or a node listed twice) are skipped; depth and page count are
 // bounded. Only the path from the root is held, not the pages visited.
-func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page pdf.Value, number int) error) (int, error) {
+func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(treePage) error) (int, error) {
 	root := r.Trailer().Key("Root").Key("Pages")
 	if root.Kind() != pdf.Dict {
 		return 0, &steperr.InvalidDocumentError{Reason: "PDF has no page tree"}
@@ -226,8 +240,8 @@ func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page
 	budget := int(r.Trailer().Key("Size").Int64()) + 1
 	seen := map[uint64]bool{}
 	pages := 0
-	var walk func(node pdf.Value, depth int) error
-	walk = func(node pdf.Value, depth int) error {
+	var walk func(node, resources pdf.Value, depth int) error
+	walk = func(node, resources pdf.Value, depth int) error {
 		if depth > maxTreeDepth {
 			return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("page tree deeper than %d levels", maxTreeDepth)}
 		}
@@ -239,6 +253,9 @@ func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page
 		}
 		if budget--; budget < 0 {
 			return &steperr.InvalidDocumentError{Reason: "page tree has more nodes than the file has objects (cycle)"}
+		}
+		if own := node.Key("Resources"); !own.IsNull() {
+			resources = own
 		}
 		kids := node.Key("Kids")
 		if node.Key("Type").Name() == "Pages" || kids.Kind() == pdf.Array {
@@ -252,7 +269,7 @@ func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page
 				if kid.Kind() != pdf.Dict {
 					continue // dangling reference: poppler skips it too
 				}
-				if err := walk(kid, depth+1); err != nil {
+				if err := walk(kid, resources, depth+1); err != nil {
 					return err
 				}
 			}
@@ -262,9 +279,9 @@ func walkPages(ctx context.Context, r *pdf.Reader, maxPages int, visit func(page
 			return &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has more than %d pages", maxPages)}
 		}
 		pages++
-		return visit(node, pages)
+		return visit(treePage{dict: node, number: pages, resources: resources})
 	}
-	if err := walk(root, 0); err != nil {
+	if err := walk(root, pdf.Value{}, 0); err != nil {
 		return pages, err
 	}
 	if pages == 0 {
@@ -292,13 +309,13 @@ func objectID(v pdf.Value) (uint64, bool) {
 // pageText assembles one page's text; ok is false when the library
 // panicked on the page, and err a TooLargeError when the page is over a
 // limit.
-func (in *interpreter) pageText(v pdf.Value) (text string, ok bool, err error) {
+func (in *interpreter) pageText(p treePage) (text string, ok bool, err error) {
 	defer func() {
 		if recover() != nil {
 			text, ok, err = "", false, nil
 		}
 	}()
-	glyphs, err := in.page(v)
+	glyphs, err := in.page(p)
 	if err != nil {
 		return "", false, err
 	}
