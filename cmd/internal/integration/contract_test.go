@@ -17,11 +17,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/contract"
-	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -168,19 +166,7 @@ func (r caseRun) onStepFunctions(t *testing.T, d *deployment) map[string]contrac
 	t.Helper()
 	ctx := t.Context()
 	def, docs := r.prepare(t)
-	version, _, err := d.B.Repo.ApplyPipeline(ctx, def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn, err := pipelinedeploy.Deploy(ctx, d.SFN, d.B.Repo, d.StateMachineARN, def, version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := d.SFN.DeleteStateMachine(context.Background(), &awssfn.DeleteStateMachineInput{StateMachineArn: aws.String(arn)}); err != nil {
-			t.Errorf("delete state machine: %v", err)
-		}
-	})
+	version, arn := d.deployPipeline(t, def)
 	in := s3ingest.Ingest{
 		Ingester: &pipeline.Ingester{Repo: d.B.Repo, Blobs: d.B.Blobs, Definition: def, Bucket: d.Bucket},
 		Executor: &sfn.Executor{API: d.SFN, StateMachineARN: arn, Repo: d.B.Repo},

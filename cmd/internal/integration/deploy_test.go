@@ -24,6 +24,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -122,6 +123,27 @@ func deploy(t *testing.T, o deployOptions) *deployment {
 	}
 	startWorker(t, d, cfg, qcfg, o)
 	return d
+}
+
+// deployPipeline applies def and deploys its version's state machine,
+// deleted when the test ends.
+func (d *deployment) deployPipeline(t *testing.T, def pipeline.Definition) (version int, arn string) {
+	t.Helper()
+	ctx := t.Context()
+	version, _, err := d.B.Repo.ApplyPipeline(ctx, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn, err = pipelinedeploy.Deploy(ctx, d.SFN, d.B.Repo, d.StateMachineARN, def, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := d.SFN.DeleteStateMachine(context.Background(), &awssfn.DeleteStateMachineInput{StateMachineArn: aws.String(arn)}); err != nil {
+			t.Errorf("delete state machine: %v", err)
+		}
+	})
+	return version, arn
 }
 
 // startWorker runs a queue worker over its own clients until the test ends.

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -59,19 +55,7 @@ func TestReviewThroughStepFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := deploy(t, deployOptions{})
-	version, _, err := d.B.Repo.ApplyPipeline(ctx, def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn, err := pipelinedeploy.Deploy(ctx, d.SFN, d.B.Repo, d.StateMachineARN, def, version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := d.SFN.DeleteStateMachine(context.Background(), &awssfn.DeleteStateMachineInput{StateMachineArn: aws.String(arn)}); err != nil {
-			t.Errorf("delete state machine: %v", err)
-		}
-	})
+	version, arn := d.deployPipeline(t, def)
 	d.Ingest.Ingester.Definition = def
 	d.Ingest.Executor = &sfn.Executor{API: d.SFN, StateMachineARN: arn, Repo: d.B.Repo}
 	d.Ingest.Pipeline, d.Ingest.PipelineVersion = def.Name, version

@@ -16,7 +16,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
@@ -108,19 +107,7 @@ func TestUserPipelineThroughStepFunctions(t *testing.T) {
 	}
 
 	d := deploy(t, deployOptions{})
-	version, _, err := d.B.Repo.ApplyPipeline(ctx, def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn, err := pipelinedeploy.Deploy(ctx, d.SFN, d.B.Repo, d.StateMachineARN, def, version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := d.SFN.DeleteStateMachine(context.Background(), &awssfn.DeleteStateMachineInput{StateMachineArn: aws.String(arn)}); err != nil {
-			t.Errorf("delete state machine: %v", err)
-		}
-	})
+	version, arn := d.deployPipeline(t, def)
 	if got, err := pipelineroute.StateMachine(ctx, d.B.Repo, d.StateMachineARN, def.Name, version); err != nil || got != arn {
 		t.Fatalf("the version's state machine is %q, %v; deployed %q", got, err, arn)
 	}
