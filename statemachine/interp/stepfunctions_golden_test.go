@@ -166,6 +166,7 @@ var localStackDifferences = map[string]sfnPin{
 	"wait_paths":                             {Output: `\{"now":"[0-9T:.+-]+"\}`},
 	"wait_seconds":                           {Output: `\{"now":"[0-9T:.+-]+"\}`},
 	"wait_seconds_path_invalid":              {Error: `States\.Runtime`, Cause: `An error occurred while executing the state 'W' \(entered at the event id #\d+\)\. The SecondsPath parameter cannot be parsed as a long value: \$\.delay == soon`},
+	"task_timeout_path_retry":                {Output: `"second try"|`, Error: `|States\.Timeout`},
 }
 
 func TestGoldenOnStepFunctions(t *testing.T) {
