@@ -146,7 +146,7 @@ func pipelineText(p pipeline.StepProgress) string {
 // failed segments, that it is not fully analysed.
 func outcomeText(p pipeline.StepProgress) string {
 	if p.Status == pipeline.WorkflowCompleted && p.SegmentsFailed > 0 {
-		return fmt.Sprintf("%s, %d segments failed", p.Status, p.SegmentsFailed)
+		return fmt.Sprintf("%s, %s failed", p.Status, segmentCount(p.SegmentsFailed))
 	}
 	return string(p.Status)
 }
