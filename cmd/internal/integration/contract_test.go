@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,9 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/contract"
@@ -164,7 +160,6 @@ func writeFile(t *testing.T, path string, body []byte) {
 // documents, waits for every execution and reads what each left.
 func (r caseRun) onStepFunctions(t *testing.T, d *deployment) map[string]contractResults {
 	t.Helper()
-	ctx := t.Context()
 	def, docs := r.prepare(t)
 	version, arn := d.deployPipeline(t, def)
 	in := s3ingest.Ingest{
@@ -182,17 +177,7 @@ func (r caseRun) onStepFunctions(t *testing.T, d *deployment) map[string]contrac
 			t.Fatal(err)
 		}
 		key := backend.DefaultIncomingPrefix + def.Name + "/" + filepath.Base(path)
-		if _, err := d.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
-			t.Fatal(err)
-		}
-		o, err := s3ingest.Head(ctx, d.S3, s3ingest.Object{Bucket: d.Bucket, Key: key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := in.Run(ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := d.uploadWith(t, in, key, body)
 		d.wait(t, res.ExecutionID)
 		out[filepath.Base(path)] = readContractResults(t, d.B, r.c, res.Registration)
 	}

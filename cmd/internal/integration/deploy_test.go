@@ -210,20 +210,31 @@ func (d *deployment) upload(t *testing.T, file string) s3ingest.Result {
 
 func (d *deployment) uploadBytes(t *testing.T, name string, body []byte) s3ingest.Result {
 	t.Helper()
-	key := backend.DefaultIncomingPrefix + name
+	return d.uploadWith(t, d.Ingest, backend.DefaultIncomingPrefix+name, body)
+}
+
+// uploadWith puts body under key and ingests it with in: the deployment's
+// own ingest, or one for a pipeline version's state machine.
+func (d *deployment) uploadWith(t *testing.T, in s3ingest.Ingest, key string, body []byte) s3ingest.Result {
+	t.Helper()
 	if _, err := d.S3.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
 		t.Fatalf("upload %s: %v", key, err)
 	}
-	return d.ingest(t, key)
+	return d.ingestWith(t, in, key)
 }
 
 func (d *deployment) ingest(t *testing.T, key string) s3ingest.Result {
+	t.Helper()
+	return d.ingestWith(t, d.Ingest, key)
+}
+
+func (d *deployment) ingestWith(t *testing.T, in s3ingest.Ingest, key string) s3ingest.Result {
 	t.Helper()
 	o, err := s3ingest.Head(t.Context(), d.S3, s3ingest.Object{Bucket: d.Bucket, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.Ingest.Run(t.Context(), o)
+	res, err := in.Run(t.Context(), o)
 	if err != nil {
 		t.Fatalf("ingest %s: %v", key, err)
 	}

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,9 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/pipelinedeploy"
@@ -123,17 +119,7 @@ func TestUserPipelineThroughStepFunctions(t *testing.T) {
 			t.Fatal(err)
 		}
 		key := backend.DefaultIncomingPrefix + filepath.Base(path)
-		if _, err := d.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
-			t.Fatal(err)
-		}
-		o, err := s3ingest.Head(ctx, d.S3, s3ingest.Object{Bucket: d.Bucket, Key: key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := in.Run(ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := d.uploadWith(t, in, key, body)
 		if !strings.Contains(res.ExecutionID, ":execution:"+pipelinedeploy.StateMachineName(d.StateMachineARN, def.Name, version)+":") {
 			t.Errorf("%s runs as %s, not on its version's state machine", path, res.ExecutionID)
 		}
