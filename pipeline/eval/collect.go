@@ -1,0 +1,137 @@
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+)
+
+// maxOutputBytes bounds what is read of one result blob.
+const maxOutputBytes = 256 << 20
+
+// Collect reads what a workflow produced: its document summary, the
+// outputs of its pipeline's own stages (not builtins or reviews), and
+// its segments' texts.
+func Collect(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, prog pipeline.StepProgress) (Outputs, error) {
+	ref := pipeline.WorkflowRef{ProjectID: prog.ProjectID, DocumentID: prog.DocumentID, WorkflowID: prog.WorkflowID}
+	var o Outputs
+	var err error
+	if o.Summary, err = optionalBlob(ctx, blobs, pipeline.SummaryBlobKey(ref)); err != nil {
+		return o, err
+	}
+	def, err := repo.Definition(ctx, prog.Pipeline, prog.PipelineVersion)
+	if err != nil {
+		return o, fmt.Errorf("workflow %s: %w", prog.WorkflowID, err)
+	}
+	o.Stages = map[string]StageOutput{}
+	for _, st := range def.Stages {
+		if k := st.Run.Kind(); k == pipeline.RunBuiltin || k == pipeline.RunReview {
+			continue
+		}
+		var out StageOutput
+		if st.Scope == pipeline.ScopeDocument {
+			out.Document, err = optionalBlob(ctx, blobs, pipeline.StageOutputBlobKey(ref, st.Name))
+		} else {
+			out.Segments, err = segmentOutputs(ctx, blobs, ref, st.Name)
+		}
+		if err != nil {
+			return o, err
+		}
+		if out.Document != nil || out.Segments != nil {
+			o.Stages[st.Name] = out
+		}
+	}
+	o.Pages, err = pageTexts(ctx, repo, blobs, prog.WorkflowID)
+	return o, err
+}
+
+func optionalBlob(ctx context.Context, blobs blob.Store, key string) (json.RawMessage, error) {
+	raw, err := blob.GetBytes(ctx, blobs, key, maxOutputBytes)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, nil
+	}
+	return raw, err
+}
+
+// segmentOutputs reads a segment stage's batch files (JSON Lines of
+// {"index", "output"} or {"index", "error"}) and returns the outputs in
+// index order; failed segments have none.
+func segmentOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, stage string) ([]json.RawMessage, error) {
+	dir := strings.TrimSuffix(pipeline.StageOutputBlobKey(ref, stage), "output.json")
+	infos, err := blobs.List(ctx, dir+"batch-")
+	if err != nil {
+		return nil, err
+	}
+	type line struct {
+		Index  int             `json:"index"`
+		Output json.RawMessage `json:"output"`
+	}
+	var lines []line
+	for _, info := range infos {
+		raw, err := blob.GetBytes(ctx, blobs, info.Key, maxOutputBytes)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(nil, maxOutputBytes)
+		for sc.Scan() {
+			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+				continue
+			}
+			var l line
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				return nil, fmt.Errorf("corrupt %s: %w", info.Key, err)
+			}
+			if l.Output != nil {
+				lines = append(lines, l)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read %s: %w", info.Key, err)
+		}
+	}
+	slices.SortStableFunc(lines, func(a, b line) int { return a.Index - b.Index })
+	var out []json.RawMessage
+	for _, l := range lines {
+		out = append(out, l.Output)
+	}
+	return out, nil
+}
+
+// pageTexts is every segment's text, by index; a segment without text
+// (skipped, failed) is "".
+func pageTexts(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, workflowID string) ([]string, error) {
+	var pages []string
+	token := ""
+	for {
+		segs, next, err := repo.ListSegments(ctx, workflowID, 1000, token)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range segs {
+			for len(pages) < s.Index {
+				pages = append(pages, "")
+			}
+			if s.TextKey == "" {
+				continue
+			}
+			raw, err := optionalBlob(ctx, blobs, s.TextKey)
+			if err != nil {
+				return nil, err
+			}
+			pages[s.Index-1] = string(raw)
+		}
+		if next == "" {
+			return pages, nil
+		}
+		token = next
+	}
+}
