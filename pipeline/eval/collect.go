@@ -117,6 +117,9 @@ func pageTexts(ctx context.Context, repo *pipeline.Repository, blobs blob.Store,
 			return nil, err
 		}
 		for _, s := range segs {
+			if s.Index < 1 {
+				continue // segments count from 1
+			}
 			for len(pages) < s.Index {
 				pages = append(pages, "")
 			}
