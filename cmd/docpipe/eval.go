@@ -430,10 +430,12 @@ func printEvalReport(w io.Writer, rep evalReport) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	for _, d := range vs[0].Documents {
-		for _, f := range d.Score.Fields {
-			if f.Missing != "" {
-				fmt.Fprintf(w, "%s: %s %s: %s\n", vs[0].Pipeline, printable(d.File), f.Path, printable(f.Missing))
+	for _, v := range vs {
+		for _, d := range v.Documents {
+			for _, f := range d.Score.Fields {
+				if f.Missing != "" {
+					fmt.Fprintf(w, "%s: %s %s: %s\n", v.Pipeline, printable(d.File), f.Path, printable(f.Missing))
+				}
 			}
 		}
 	}
