@@ -153,3 +153,24 @@ func TestReviewPageNamesOutputsItCannotShow(t *testing.T) {
 		t.Fatalf("an output that is not an object: %+v", d.Content.Stages)
 	}
 }
+
+// The analysis page asks only for the results its pipeline writes: one
+// without a graph builder says so instead of loading a graph that never
+// comes.
+func TestAnalysisPageAsksOnlyForResultsItsPipelineWrites(t *testing.T) {
+	t.Parallel()
+	b, v := reviewWithOutputs(t) // triaged: a summary, no graph
+	page := string(b.get(t, "/analyses/"+v.WorkflowID).body)
+	for _, want := range []string{`data-summary="true" data-graph="false"`, "This pipeline draws no graph."} {
+		if !strings.Contains(page, want) {
+			t.Errorf("analysis page of a pipeline without a graph lacks %q", want)
+		}
+	}
+	d := setup(t, func(o *Options) {
+		o.Repo = pipeline.NewRepository(o.Repo.Table(), pipeline.WithBuiltinPipeline(pipelinefile.Default()))
+	})
+	reg := d.register(t, "a.txt", pipeline.WorkflowInProgress, "")
+	if page := string(d.get(t, "/analyses/"+reg.Workflow.ID).body); !strings.Contains(page, `data-summary="true" data-graph="true"`) {
+		t.Errorf("analysis page of the default pipeline does not ask for its summary and graph")
+	}
+}
