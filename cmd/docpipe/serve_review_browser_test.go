@@ -16,6 +16,7 @@ import (
 // triagedPipeline classifies a document, waits for alice to review the
 // classification, and publishes the category the review left.
 const triagedPipeline = `name: triaged
+description: Classify each document, have a person check the class, publish it.
 stages:
   - name: segment_analyzer
     run: {builtin: segment_analyzer}
@@ -95,6 +96,9 @@ func TestServeReviewInBrowser(t *testing.T) {
 	do("open the pipelines", chromedp.Navigate(base+"/pipelines"), chromedp.WaitVisible(chromedp.CSS("#pipelines")))
 	fitsWidth(t, tab, "pipelines")
 	shot("pipelines.png")
+	do("open one pipeline", chromedp.Click(chromedp.CSS(`#pipelines a[href="/pipelines/triaged"]`)), chromedp.WaitVisible(chromedp.CSS("#versions")))
+	fitsWidth(t, tab, "a pipeline")
+	shot("pipeline.png")
 
 	do("open the review queue", chromedp.Navigate(base+"/reviews"), chromedp.WaitVisible(chromedp.CSS("#reviews tr[data-id]")))
 	if w, err := chromedp.Run(tab, chromedp.Evaluate[int](`window.innerWidth`)); err != nil || w != browserWidth {
