@@ -129,6 +129,12 @@ func TestReviewEditRefusedNamesTheEdit(t *testing.T) {
 	}
 	r = b.act(t, v.ID, "approve", `{"by":"alice","edits":{"classify.category":"deed"}}`, "")
 	expectCode(t, r, http.StatusOK)
+
+	// Once decided, the page says so and offers nothing to change.
+	page := string(b.get(t, "/reviews/"+v.ID).body)
+	if !strings.Contains(page, `<fieldset class="review-content" disabled>`) || !strings.Contains(page, "approved by alice") || strings.Contains(page, "data-action") {
+		t.Errorf("a decided review's page still offers a decision:\n%s", page)
+	}
 }
 
 // An output too large to show, or that is not an object, is named with
