@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,6 +57,7 @@ func TestServeInBrowser(t *testing.T) {
 	f := &runFlags{app: &app{stdout: io.Discard, stderr: io.Discard, home: t.TempDir(), project: "default"}, concurrency: 2, pdf: "go"}
 	base := startServe(ctx, t, f)
 	tab := newTab(ctx, t, browser)
+	console := watchConsole(t, tab)
 
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -122,10 +125,61 @@ func TestServeInBrowser(t *testing.T) {
 	}
 	shot("overview.png")
 
+	fitsWidth(t, tab, "overview")
+	do("filter Recent", chromedp.Navigate(base+"/?status=completed#recent-title"), chromedp.WaitVisible(chromedp.CSS("#recent .s-completed")))
+	fitsWidth(t, tab, "recent")
+	shot("recent.png")
+
 	do("open Projects", chromedp.Navigate(base+"/projects"), chromedp.WaitVisible(chromedp.CSS(`#projects tr[data-project="default"]`)))
+	fitsWidth(t, tab, "projects")
 	shot("projects.png")
 	do("open a project", chromedp.Click(chromedp.CSS(`#projects tr[data-project="default"] a`)), chromedp.WaitVisible(chromedp.CSS("#documents")))
+	if errs := console(); len(errs) > 0 {
+		t.Errorf("the pages wrote errors to the console:\n%s", strings.Join(errs, "\n"))
+	}
 	t.Logf("screenshots in %s", shots)
+}
+
+// watchConsole collects what the tab's pages write to the console as
+// errors (a resource that failed to load, an uncaught exception) from now
+// on; the returned func reads them so far.
+func watchConsole(t *testing.T, tab context.Context) func() []string {
+	t.Helper()
+	if err := chromedp.Do(tab); err != nil { // the target must exist to be heard
+		t.Fatal(err)
+	}
+	messages := chromedp.Console(tab)
+	var mu sync.Mutex
+	var errs []string
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				errs = append(errs, m.String()+" ("+m.URL+")")
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(errs)
+	}
+}
+
+// fitsWidth fails the test when the page scrolls sideways in the window.
+func fitsWidth(t *testing.T, tab context.Context, page string) {
+	t.Helper()
+	widths, err := chromedp.Run(tab, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
+	if err != nil {
+		t.Fatalf("%s: %v", page, err)
+	}
+	if widths[0] > widths[1] {
+		t.Errorf("%s scrolls sideways: %d px wide in a %d px window", page, widths[0], widths[1])
+	}
 }
 
 // startServe runs serve on a free loopback port until ctx ends or the test
@@ -159,17 +213,26 @@ func startServe(ctx context.Context, t *testing.T, f *runFlags) string {
 	}
 }
 
+// The window the browser tests (and the README's screenshots) use: a
+// common laptop screen.
+const browserWidth, browserHeight = 1280, 800
+
 // newTab starts a headless Chromium with flags that keep it off the
 // network and returns a tab; both end with ctx or the test.
 func newTab(ctx context.Context, t *testing.T, browser string) context.Context {
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(browserWidth, browserHeight),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-extensions", true))
 	t.Cleanup(cancelAlloc)
 	tab, cancelTab := chromedp.NewContext(alloc)
 	t.Cleanup(cancelTab)
+	// The window's own frame takes from its height: the page gets exactly
+	// the screen's size.
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(browserWidth, browserHeight)); err != nil {
+		t.Fatal(err)
+	}
 	return tab
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 )
 
@@ -26,11 +28,34 @@ var (
 	benchOnce   sync.Once
 	benchBundle *testBundle
 	benchBig    pipeline.Registration
+	benchReview pipeline.Review
 )
+
+// seedReview parks one more analysis on a review, with a summary of many
+// sentences to show.
+func seedReview(b *testing.B, tb *testBundle) pipeline.Review {
+	reg := tb.register(b, "reviewed.pdf", pipeline.WorkflowWaitingReview, "")
+	st := pipeline.Stage{Name: "check", Scope: pipeline.ScopeDocument, Run: pipeline.RunSpec{Review: &pipeline.ReviewSpec{DueSeconds: 3600}}}
+	v, err := tb.repo.OpenReview(context.Background(), reg.Ref(), st, pipeline.StepProgress{FileName: "reviewed.pdf"}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sentences := make([]string, 50)
+	for i := range sentences {
+		sentences[i] = fmt.Sprintf(`{"segment":%d,"text":"Sentence %d of the summary, long enough to read like one.","score":0.5}`, i, i)
+	}
+	if err := blob.PutBytes(context.Background(), tb.blobs, pipeline.SummaryBlobKey(v.Ref()), []byte(`{"summary":[`+strings.Join(sentences, ",")+`]}`)); err != nil {
+		b.Fatal(err)
+	}
+	return v
+}
 
 func seedScale(b *testing.B) {
 	benchOnce.Do(func() {
-		tb := setup(b, nil)
+		// The built-in pipeline, as serve has it: pages read definitions.
+		tb := setup(b, func(o *Options) {
+			o.Repo = pipeline.NewRepository(o.Repo.Table(), pipeline.WithBuiltinPipeline(pipelinefile.Default()))
+		})
 		ctx := context.Background()
 		stages := pipelinefile.Default().Stages
 		start := time.Now().Add(-time.Hour)
@@ -60,6 +85,7 @@ func seedScale(b *testing.B) {
 		if err := tb.repo.UpdateWorkflowInfo(ctx, benchBig.Ref(), pipeline.WorkflowInfo{TotalSegments: ptr(benchSegments)}); err != nil {
 			b.Fatal(err)
 		}
+		benchReview = seedReview(b, tb)
 		benchBundle = tb
 	})
 	if benchBundle == nil {
@@ -83,6 +109,9 @@ func BenchmarkRoutes(b *testing.B) {
 		{"page/projects", "/projects"},
 		{"page/analysis-3000-segments", "/analyses/" + id},
 		{"page/upload", "/upload"},
+		{"page/reviews", "/reviews"},
+		{"page/review", "/reviews/" + benchReview.ID},
+		{"api/review", "/api/reviews/" + benchReview.ID},
 		{"api/list-in-progress", "/api/analyses?status=in_progress"},
 		{"api/list-failed-deep", "/api/analyses?status=failed&limit=500&cursor=" + deep},
 		{"api/analysis", "/api/analyses/" + id},
@@ -92,8 +121,10 @@ func BenchmarkRoutes(b *testing.B) {
 	for _, r := range routes {
 		b.Run(r.name, func(b *testing.B) {
 			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, r.url, nil)
+				req.Host = "127.0.0.1" // served without a token: loopback only
 				rec := httptest.NewRecorder()
-				tb.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, r.url, nil))
+				tb.handler.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {
 					b.Fatalf("%s: %d %s", r.url, rec.Code, rec.Body)
 				}

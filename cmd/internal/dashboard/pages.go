@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"html/template"
@@ -45,7 +46,7 @@ var pageFuncs = template.FuncMap{
 }
 
 func loadPages() (*pageSet, error) {
-	names := []string{"overview", "failed", "projects", "pipelines", "pipeline", "analysis", "upload", "reviews"}
+	names := []string{"overview", "failed", "projects", "pipelines", "pipeline", "analysis", "upload", "reviews", "review"}
 	ps := &pageSet{pages: map[string]*template.Template{}}
 	for _, n := range names {
 		t, err := template.New(n).Funcs(pageFuncs).ParseFS(templateFS, "assets/templates/layout.html", "assets/templates/"+n+".html")
@@ -142,7 +143,28 @@ func (s *Server) analysisPage(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, gerr)
 		return
 	}
-	s.render(w, r, "analysis", map[string]any{"A": v, "HasGraph": gerr == nil})
+	summary, graph := s.documentResults(r.Context(), v.Workflow)
+	s.render(w, r, "analysis", map[string]any{"A": v, "HasGraph": gerr == nil, "WritesSummary": summary, "WritesGraph": graph})
+}
+
+// documentResults says whether the analysis's pipeline writes a summary
+// and a graph, so that the page asks only for results that will come (a
+// request for one that never does fails in the browser's console). When
+// the pipeline cannot be read, the page asks for both.
+func (s *Server) documentResults(ctx context.Context, wf pipeline.Workflow) (summary, graph bool) {
+	def, err := s.opts.Repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	if err != nil {
+		return true, true
+	}
+	for _, st := range def.Stages {
+		switch st.Run.Builtin {
+		case pipeline.StepDocumentSummarizer:
+			summary = true
+		case pipeline.StepGraphBuilder:
+			graph = true
+		}
+	}
+	return summary, graph
 }
 
 func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request) {

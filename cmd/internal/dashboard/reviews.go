@@ -3,6 +3,8 @@ package dashboard
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -115,15 +117,66 @@ func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
 			overdue = append(overdue, v)
 		}
 	}
-	reviewer, signedIn := "", false
-	if id := identityFrom(r.Context()); id.verified {
-		reviewer, signedIn = id.user.Name, true
-	} else if c, err := r.Cookie(reviewerCookie); err == nil {
-		reviewer, _ = url.QueryUnescape(c.Value)
-	}
+	reviewer, signedIn := reviewerOf(r)
 	s.render(w, r, "reviews", map[string]any{
 		"Reviews": open, "Overdue": overdue, "OnlyOverdue": f.overdue, "Reviewer": reviewer, "SignedIn": signedIn,
 	})
+}
+
+// reviewerOf is who the pages act as: the signed-in user, else the name
+// the reviewer cookie keeps.
+func reviewerOf(r *http.Request) (name string, signedIn bool) {
+	if id := identityFrom(r.Context()); id.verified {
+		return id.user.Name, true
+	}
+	if c, err := r.Cookie(reviewerCookie); err == nil {
+		name, _ = url.QueryUnescape(c.Value)
+	}
+	return name, false
+}
+
+// reviewDetail is one review with what it is about.
+type reviewDetail struct {
+	reviewView
+	Content reviewContent `json:"content"`
+}
+
+func (s *Server) loadReviewDetail(r *http.Request) (reviewDetail, error) {
+	wf, stage, err := pipeline.ParseReviewID(r.PathValue("id"))
+	if err != nil {
+		return reviewDetail{}, fmt.Errorf("review %s: %w", r.PathValue("id"), pipeline.ErrNotFound)
+	}
+	v, err := s.opts.Repo.GetReview(r.Context(), wf, stage)
+	if err != nil {
+		return reviewDetail{}, fmt.Errorf("review %s: %w", r.PathValue("id"), err)
+	}
+	c, err := s.loadReviewContent(r.Context(), v)
+	if err != nil {
+		return reviewDetail{}, err
+	}
+	return reviewDetail{reviewView: newReviewView(v, time.Now()), Content: c}, nil
+}
+
+// GET /reviews/{id}: one review, what it is about (the summary and the
+// stage outputs an approval may edit, prefilled) and the decision.
+func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request) {
+	d, err := s.loadReviewDetail(r)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	reviewer, signedIn := reviewerOf(r)
+	s.render(w, r, "review", map[string]any{"R": d, "Reviewer": reviewer, "SignedIn": signedIn})
+}
+
+// GET /api/reviews/{id}: the review with its editable content.
+func (s *Server) apiReview(w http.ResponseWriter, r *http.Request) {
+	d, err := s.loadReviewDetail(r)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
 }
 
 // decisionBody is what the page posts with an action.
@@ -198,8 +251,12 @@ func (s *Server) apiReviewAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newReviewView(v, time.Now()))
 }
 
-// badEditError is an edit the review's pipeline cannot make.
-type badEditError struct{ err error }
+// badEditError is an edit the review's pipeline cannot make; the API
+// names the edit, so that the page shows the error beside its field.
+type badEditError struct {
+	edit string
+	err  error
+}
 
 func (e badEditError) Error() string { return e.err.Error() }
 
@@ -212,9 +269,9 @@ func (s *Server) checkEdits(r *http.Request, wf, stage string, edits map[string]
 	if err != nil {
 		return err
 	}
-	for name := range edits {
+	for _, name := range slices.Sorted(maps.Keys(edits)) {
 		if err := steps.CheckReviewEdit(def, name); err != nil {
-			return badEditError{err}
+			return badEditError{name, err}
 		}
 	}
 	return nil
@@ -227,7 +284,7 @@ func (s *Server) writeReviewFailure(w http.ResponseWriter, r *http.Request, err 
 	var bad badEditError
 	switch {
 	case errors.As(err, &bad):
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error(), "edit": bad.edit})
 	case errors.Is(err, pipeline.ErrReviewDecided):
 		writeError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, pipeline.ErrNotReviewer):

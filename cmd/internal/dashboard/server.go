@@ -161,6 +161,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /pipelines/{name}", s.pipelinePage)
 	mux.HandleFunc("GET /upload", s.uploadPage)
 	mux.HandleFunc("GET /reviews", s.reviewsPage)
+	mux.HandleFunc("GET /reviews/{id}", s.reviewPage)
 
 	mux.HandleFunc("GET /api/analyses", s.apiList)
 	mux.HandleFunc("GET /api/analyses/{id}", s.apiAnalysis)
@@ -177,6 +178,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/analyses/{id}/rerun", s.apiRerun)
 	mux.HandleFunc("GET /api/events", s.apiEvents)
 	mux.HandleFunc("GET /api/reviews", s.apiReviews)
+	mux.HandleFunc("GET /api/reviews/{id}", s.apiReview)
 	mux.HandleFunc("POST /api/reviews/{id}/{action}", s.apiReviewAction)
 	// Unknown API routes answer in JSON too; a known route asked with the
 	// wrong method gets 405 and the methods it allows.

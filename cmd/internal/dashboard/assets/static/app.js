@@ -121,6 +121,9 @@
     const base = '/api/analyses/' + encodeURIComponent(id);
     let finished = -1;
     let status = root.dataset.status;
+    // Only the results the pipeline writes are asked for.
+    const writesSummary = root.dataset.summary === 'true';
+    const writesGraph = root.dataset.graph === 'true';
 
     async function loadGrid() {
       const cells = [];
@@ -205,8 +208,8 @@
       const done = p.segments_done + p.segments_failed + p.segments_skipped + p.segments_total * 1e6;
       if (done !== finished) { finished = done; loadGrid().catch(() => {}); }
       if (terminal(p.status) && !terminal(status)) {
-        loadSummary();
-        loadGraph();
+        if (writesSummary) loadSummary();
+        if (writesGraph) loadGraph();
         api(base).then((full) => showTransitions(full.transitions)).catch(() => {});
       }
       status = p.status;
@@ -215,7 +218,7 @@
     const follow = watch(show);
     follow(id, status);
     api(base + '?transitions=0').then(show).catch(() => {});
-    if (terminal(status)) loadSummary();
+    if (terminal(status) && writesSummary) loadSummary();
   }
 
   function upload() {

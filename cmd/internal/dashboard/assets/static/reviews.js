@@ -1,6 +1,8 @@
-// docpipe reviews page: claim, release, approve (with edits) and reject
-// through the JSON API, as the reviewer whose name is typed on the page
-// and kept in a cookie. Text from the server is set with textContent.
+// docpipe reviews: the queue remembers the reviewer's name (a cookie);
+// one review's page claims, releases, approves (with the values the
+// reviewer changed) and rejects through the JSON API. An edit the server
+// refuses is shown beside its field. Text from the server is set with
+// textContent.
 'use strict';
 
 (function () {
@@ -10,43 +12,70 @@
   function remember() {
     document.cookie = cookie + '=' + encodeURIComponent(input.value.trim()) + '; path=/; max-age=31536000; SameSite=Strict';
   }
-  input.addEventListener('change', remember);
+  if (input) input.addEventListener('change', remember);
 
-  // edits reads the summary field and the STAGE.FIELD=VALUE lines.
-  function edits(row) {
+  const form = document.getElementById('review');
+  if (!form) return;
+  const result = document.getElementById('r-result');
+  form.addEventListener('submit', (ev) => { ev.preventDefault(); });
+
+  // An editError belongs beside one field: the edit it names.
+  class EditError extends Error {
+    constructor(edit, message) { super(message); this.edit = edit; }
+  }
+
+  function showError(edit, message) {
+    const at = Array.from(form.querySelectorAll('[data-error-for]')).find((e) => e.dataset.errorFor === edit) ||
+      form.querySelector('[data-error-for="other-edits"]');
+    at.textContent = message;
+  }
+
+  // edits are the fields whose value the reviewer changed, and the
+  // STAGE.FIELD=VALUE lines of Other edits, as `review approve --set`
+  // takes them.
+  function edits() {
     const out = {};
-    const summary = row.querySelector('[name=summary]').value.trim();
-    if (summary) out.summary = summary;
-    row.querySelector('[name=edits]').value.split('\n').forEach((line) => {
+    form.querySelectorAll('[data-edit]').forEach((el) => {
+      if (el.value !== el.defaultValue) out[el.name] = el.value;
+    });
+    form.querySelector('#other-edits').value.split('\n').forEach((line) => {
+      if (!line.trim()) return;
       const at = line.indexOf('=');
-      if (at > 0) out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+      if (at <= 0) throw new EditError('other-edits', '"' + line + '": want STAGE.FIELD=VALUE');
+      out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
     });
     return out;
   }
 
-  document.addEventListener('click', async (ev) => {
-    const b = ev.target.closest('#reviews button[data-action]');
+  const buttons = () => form.querySelectorAll('#decision button');
+
+  form.addEventListener('click', async (ev) => {
+    const b = ev.target.closest('#decision button[data-action]');
     if (!b) return;
-    const row = b.closest('tr');
-    const out = row.querySelector('.review-result');
+    form.querySelectorAll('[data-error-for]').forEach((e) => { e.textContent = ''; });
+    result.textContent = '';
     const by = input.value.trim();
-    if (!by) { out.textContent = 'type your name first'; input.focus(); return; }
+    if (!by) { result.textContent = 'type your name first'; input.focus(); return; }
     remember();
-    const body = { by: by, comment: row.querySelector('[name=comment]').value };
-    if (b.dataset.action === 'approve') body.edits = edits(row);
-    row.querySelectorAll('button').forEach((x) => { x.disabled = true; });
+    buttons().forEach((x) => { x.disabled = true; });
     try {
-      const r = await fetch('/api/reviews/' + encodeURIComponent(row.dataset.id) + '/' + b.dataset.action, {
+      const body = { by: by, comment: form.querySelector('#comment').value };
+      if (b.dataset.action === 'approve') body.edits = edits();
+      const r = await fetch('/api/reviews/' + encodeURIComponent(form.dataset.id) + '/' + b.dataset.action, {
         method: 'POST', headers: { Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify(body),
       });
       const v = await r.json().catch(() => ({}));
-      if (!r.ok) throw new Error(v.error || r.status + ' ' + r.statusText);
-      out.textContent = v.state + (v.state === 'claimed' ? ' by ' + v.owner : v.decided_by ? ' by ' + v.decided_by : '');
-      row.dataset.state = v.state;
-      if (v.state === 'open' || v.state === 'claimed') location.reload();
+      if (!r.ok) throw v.edit ? new EditError(v.edit, v.error) : new Error(v.error || r.status + ' ' + r.statusText);
+      result.textContent = v.state + (v.state === 'claimed' ? ' by ' + v.owner : v.decided_by ? ' by ' + v.decided_by : '');
+      const state = document.getElementById('r-state');
+      state.textContent = v.state;
+      state.className = 'status s-review-' + v.state;
+      if (v.state === 'open' || v.state === 'claimed') { location.reload(); return; }
+      form.querySelector('.review-content').disabled = true;
     } catch (e) {
-      out.textContent = e.message;
-      row.querySelectorAll('button').forEach((x) => { x.disabled = false; });
+      if (e instanceof EditError) showError(e.edit, e.message);
+      result.textContent = e.message;
+      buttons().forEach((x) => { x.disabled = false; });
     }
   });
 })();
