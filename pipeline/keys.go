@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"time"
 
 	"github.com/docpipe/docpipe/pipeline/table"
 )
@@ -183,4 +184,33 @@ const PKProjects = "PROJECTS"
 // projectIndex puts a project item on GSI2 under PKProjects, by id.
 func projectIndex(projectID string) []string {
 	return []string{table.AttrGSI2PK, PKProjects, table.AttrGSI2SK, PrefixProject + projectID}
+}
+
+// Evaluation runs: one item per pipeline version scored on a truth set,
+// in the pipeline's own partition, so "the last N runs of NAME, newest
+// first" is one reverse Query on EVAL#. The sort key starts with the run's
+// time (TimeFormat: lexical order is time order) and ends with the run's
+// id, so runs in the same instant stay apart. The item is also on GSI2
+// under the same partition with the version first, so "the last N runs of
+// NAME@V" is one Query too. Neither prefix meets the partition's other
+// sort keys (VERSION#, CURRENT; WF# on GSI2).
+
+// PrefixEval starts every evaluation run's sort key, on the table and on GSI2.
+const PrefixEval = "EVAL#"
+
+// EvalRunKey addresses one evaluation run of a pipeline.
+func EvalRunKey(name string, at time.Time, runID string) table.Key {
+	return table.Key{PK: PrefixPipeline + name, SK: PrefixEval + FormatTime(at) + "#" + runID}
+}
+
+// EvalVersionIndexSKPrefix is the GSI2 sort-key prefix of one version's
+// evaluation runs (under PipelineIndexPK).
+func EvalVersionIndexSKPrefix(version int) string {
+	return fmt.Sprintf("%s%06d#", PrefixEval, version)
+}
+
+// EvalVersionIndexSK is an evaluation run's GSI2 sort key: its version,
+// then the same time and id as its table sort key.
+func EvalVersionIndexSK(version int, at time.Time, runID string) string {
+	return EvalVersionIndexSKPrefix(version) + FormatTime(at) + "#" + runID
 }

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,11 +93,16 @@ the file and the field) or a command line docpipe cannot parse.`,
 
 // evalVersion is one version's run over the truth set.
 type evalVersion struct {
+	// RunID is the evaluation run kept for this version (pipeline.EvalRun).
+	RunID     string         `json:"run_id"`
 	Pipeline  string         `json:"pipeline"`
 	Project   string         `json:"project"`
 	Summary   eval.Summary   `json:"summary"`
 	Cost      evalCost       `json:"cost"`
 	Documents []evalDocument `json:"documents"`
+
+	name    string
+	version int
 }
 
 // evalCost is what a document's analysis cost, as recorded: the audited
@@ -150,6 +160,10 @@ func evaluate(ctx context.Context, a *app, o evalOptions, project string, minSco
 	if err == nil {
 		err = eval.Resolve(truths, o.docs)
 	}
+	var truth pipeline.TruthSet
+	if err == nil {
+		truth, err = truthSet(o.truth, truths)
+	}
 	if err != nil {
 		fmt.Fprintln(a.stderr, "docpipe:", err)
 		return exitError{exitBadTruth}
@@ -171,6 +185,9 @@ func evaluate(ctx context.Context, a *app, o evalOptions, project string, minSco
 			return err
 		}
 		rep.Versions = append(rep.Versions, v)
+	}
+	if err := recordEvalRuns(ctx, a, truth, rep.Versions); err != nil {
+		return err
 	}
 	if len(rep.Versions) == 2 {
 		rep.Differences = evalDifferences(rep.Versions[0], rep.Versions[1])
@@ -203,7 +220,7 @@ func evalOneVersion(ctx context.Context, a *app, ref, project string, truths []e
 	if project == "" {
 		project = fmt.Sprintf("eval-%s-%d", chosen.name, chosen.version)
 	}
-	v := evalVersion{Pipeline: chosen.String(), Project: project}
+	v := evalVersion{Pipeline: chosen.String(), Project: project, name: chosen.name, version: chosen.version}
 	results, err := runForEval(ctx, a, project, v.Pipeline, files)
 	if err != nil {
 		return v, err
@@ -246,6 +263,68 @@ func evalOneVersion(ctx context.Context, a *app, ref, project string, truths []e
 	}
 	v.Summary = eval.Summarise(scores)
 	return v, nil
+}
+
+// recordEvalRuns keeps each version's summary as an evaluation run, once
+// every version is scored, so an eval that fails part way keeps nothing.
+func recordEvalRuns(ctx context.Context, a *app, truth pipeline.TruthSet, versions []evalVersion) error {
+	b, err := backend.OpenLocal(a.home)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	for i := range versions {
+		run, err := b.Repo.RecordEvalRun(ctx, evalRunOf(versions[i], truth))
+		if err != nil {
+			return err
+		}
+		versions[i].RunID = run.ID
+	}
+	return nil
+}
+
+// evalRunOf is the summary of a version's scores that is kept.
+func evalRunOf(v evalVersion, truth pipeline.TruthSet) pipeline.EvalRun {
+	run := pipeline.EvalRun{
+		Pipeline: v.name, Version: v.version, Truth: truth, Project: v.Project,
+		Score: v.Summary.Score, Pages: v.Summary.Pages, Documents: len(v.Documents),
+		Fields: make([]pipeline.EvalFieldScore, 0, len(v.Summary.Fields)),
+		Cost: pipeline.EvalCost{
+			Transitions: v.Cost.Transitions, InputTokens: v.Cost.InputTokens, OutputTokens: v.Cost.OutputTokens,
+			PriceUSD: v.Cost.PriceUSD, Unpriced: v.Cost.Unpriced,
+		},
+	}
+	for _, path := range slices.Sorted(maps.Keys(v.Summary.Fields)) {
+		run.Fields = append(run.Fields, pipeline.EvalFieldScore{Path: path, Score: v.Summary.Fields[path]})
+	}
+	for _, d := range v.Documents {
+		run.MeanSeconds += d.Seconds
+	}
+	if len(v.Documents) > 0 {
+		run.MeanSeconds /= float64(len(v.Documents))
+	}
+	return run
+}
+
+// truthSet names the truth folder and hashes its files: each file's name
+// and bytes, length-prefixed, in the order they were loaded.
+func truthSet(dir string, truths []eval.Truth) (pipeline.TruthSet, error) {
+	name := filepath.Base(dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		name = filepath.Base(abs)
+	}
+	h := sha256.New()
+	for _, t := range truths {
+		raw, err := os.ReadFile(t.File)
+		if err != nil {
+			return pipeline.TruthSet{}, fmt.Errorf("truth file %s: %w", t.File, err)
+		}
+		for _, part := range [][]byte{[]byte(filepath.Base(t.File)), raw} {
+			binary.Write(h, binary.BigEndian, uint64(len(part)))
+			h.Write(part)
+		}
+	}
+	return pipeline.TruthSet{Name: name, Hash: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // resolveEvalPipeline settles NAME or NAME@VERSION to a stored version.

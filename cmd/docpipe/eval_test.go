@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/eval"
 )
 
 var (
@@ -160,5 +164,111 @@ func TestEvalBadTruthExits2(t *testing.T) {
 				t.Error("eval wrote state before checking the truth")
 			}
 		})
+	}
+}
+
+// evalRuns reads the evaluation runs kept for a pipeline, newest first.
+func evalRuns(t *testing.T, home, name string) []pipeline.EvalRun {
+	t.Helper()
+	b, err := backend.OpenLocal(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	runs, _, err := b.Repo.ListEvalRuns(context.Background(), name, 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// Each version an eval scores is kept as an evaluation run with the
+// scores and cost it printed, named by the run id in --json; a bad truth
+// folder keeps nothing.
+func TestEvalKeepsRuns(t *testing.T) {
+	home := t.TempDir()
+	for _, file := range []string{"pipeline.yaml", "naive.yaml"} {
+		if _, err := cli(t, "pipeline", "apply", "--home", home, filepath.Join(factsPipeline, file)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := evalJSON(t, "--home", home, "--truth", truthDir, "--pipeline", "facts@1", "--against", "facts@2")
+	runs := evalRuns(t, home, "facts")
+	if len(runs) != 2 {
+		t.Fatalf("%d runs kept, want one per version: %+v", len(runs), runs)
+	}
+	wantTruth, err := truthSet(truthDir, mustLoadTruths(t, truthDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest first: the --against version was recorded last.
+	for i, run := range []pipeline.EvalRun{runs[1], runs[0]} {
+		v := rep.Versions[i]
+		if run.ID == "" || run.ID != v.RunID || run.String() != v.Pipeline || run.Project != v.Project {
+			t.Errorf("run %s (%s) kept for %s, reported as %q", run.ID, run, v.Pipeline, v.RunID)
+		}
+		if run.Truth != wantTruth || run.Truth.Name != "truth" || len(run.Truth.Hash) != 64 {
+			t.Errorf("%s: truth set %+v, want %+v", run, run.Truth, wantTruth)
+		}
+		if run.Score != v.Summary.Score || run.Documents != len(v.Documents) || len(run.Fields) != len(v.Summary.Fields) {
+			t.Errorf("%s: kept score %v over %d documents and %d fields, reported %v over %d and %d",
+				run, run.Score, run.Documents, len(run.Fields), v.Summary.Score, len(v.Documents), len(v.Summary.Fields))
+		}
+		for _, f := range run.Fields {
+			if f.Score != v.Summary.Fields[f.Path] {
+				t.Errorf("%s %s: kept %v, reported %v", run, f.Path, f.Score, v.Summary.Fields[f.Path])
+			}
+		}
+		if run.Cost.Transitions != v.Cost.Transitions || run.Cost.Transitions == 0 || run.MeanSeconds <= 0 || run.At.IsZero() {
+			t.Errorf("%s: cost %+v, mean %v s at %v; reported %+v", run, run.Cost, run.MeanSeconds, run.At, v.Cost)
+		}
+	}
+
+	var stdout, stderr bytes.Buffer
+	bad := t.TempDir()
+	writeFile(t, filepath.Join(bad, "bad.json"), `{"document": `)
+	if err := run(context.Background(), []string{"eval", "--home", home, "--truth", bad, "--pipeline", "facts@1"}, &stdout, &stderr); exitCode(err) != 2 {
+		t.Fatalf("bad truth: exit %d, %s", exitCode(err), stderr.String())
+	}
+	if got := evalRuns(t, home, "facts"); len(got) != 2 {
+		t.Errorf("a bad truth folder kept a run: %d runs", len(got))
+	}
+}
+
+func mustLoadTruths(t *testing.T, dir string) []eval.Truth {
+	t.Helper()
+	truths, err := eval.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return truths
+}
+
+// The truth set's hash follows the files' contents, whatever folder holds
+// them; the folder's name is kept beside it.
+func TestEvalTruthSetHash(t *testing.T) {
+	t.Parallel()
+	body := `{"document": "letter.txt", "fields": {"language": {"expect": "en"}}}`
+	set := func(dir, body string) pipeline.TruthSet {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "letter.json"), body)
+		ts, err := truthSet(dir, mustLoadTruths(t, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	root := t.TempDir()
+	a := set(filepath.Join(root, "a", "truth"), body)
+	b := set(filepath.Join(root, "b", "truth"), body)
+	edited := set(filepath.Join(root, "c", "truth"), strings.Replace(body, `"en"`, `"de"`, 1))
+	if a != b || a.Name != "truth" {
+		t.Errorf("the same files in two folders named truth: %+v and %+v", a, b)
+	}
+	if edited.Hash == a.Hash {
+		t.Error("an edited truth file hashes as before")
 	}
 }

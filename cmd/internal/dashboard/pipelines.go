@@ -1,8 +1,11 @@
 package dashboard
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,9 +15,9 @@ import (
 
 // The pipelines page: stored pipelines with their current version, and for
 // one pipeline its versions, the stages of one version and the analyses
-// that ran it, newest first. Every read is a Query on one partition: the
-// registry, the pipeline's own partition, or its GSI2 partition of
-// workflows.
+// that ran it, newest first, and its last evaluation runs. Every read is a
+// Query on one partition: the registry, the pipeline's own partition, or
+// its GSI2 partition of workflows and of evaluation runs by version.
 
 // stageRow is one stage of a version as the page and the API show it.
 type stageRow struct {
@@ -104,9 +107,14 @@ func (s *Server) pipelinePage(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
+	evals, err := s.evalSection(ctx, name, version)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
 	s.render(w, r, "pipeline", map[string]any{
 		"Name": name, "History": history, "V": newVersionView(v), "Current": history[0].Version,
-		"Analyses": analyses, "Next": next, "First": q.Get("cursor") == "",
+		"Analyses": analyses, "Next": next, "First": q.Get("cursor") == "", "Evals": evals,
 	})
 }
 
@@ -164,4 +172,70 @@ func (s *Server) apiPipelineAnalyses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"analyses": list, "next_cursor": next})
+}
+
+// evalRunsShown is how many evaluation runs the pipeline page lists.
+const evalRunsShown = 20
+
+// evalFieldsShown is how many field scores a run's row shows before the
+// rest, lowest first: the fields a version most needs work on.
+const evalFieldsShown = 3
+
+// evalSection is the pipeline page's Evaluation section: the last runs of
+// every version, newest first, or of one version when the page was asked
+// for that version by number.
+type evalSection struct {
+	Version int // 0: every version
+	Rows    []evalRow
+	More    bool // older runs than the rows
+}
+
+// evalRow is one evaluation run as the pipeline page shows it.
+type evalRow struct {
+	pipeline.EvalRun
+	Lowest []pipeline.EvalFieldScore // the lowest-scoring fields
+	Others []pipeline.EvalFieldScore // the rest, lowest first
+	Cost   string
+}
+
+func (s *Server) evalSection(ctx context.Context, name string, version int) (evalSection, error) {
+	var (
+		runs []pipeline.EvalRun
+		next string
+		err  error
+	)
+	if version > 0 {
+		runs, next, err = s.opts.Repo.ListVersionEvalRuns(ctx, name, version, evalRunsShown, "")
+	} else {
+		runs, next, err = s.opts.Repo.ListEvalRuns(ctx, name, evalRunsShown, "")
+	}
+	if err != nil {
+		return evalSection{}, err
+	}
+	sec := evalSection{Version: version, More: next != ""}
+	for _, run := range runs {
+		fields := slices.Clone(run.Fields)
+		slices.SortStableFunc(fields, func(a, b pipeline.EvalFieldScore) int { return cmp.Compare(a.Score, b.Score) })
+		n := min(len(fields), evalFieldsShown)
+		sec.Rows = append(sec.Rows, evalRow{EvalRun: run, Lowest: fields[:n], Others: fields[n:], Cost: evalCostText(run.Cost)})
+	}
+	return sec, nil
+}
+
+// PagesScore is the share of page snippets found, "" when the truth set
+// looks for none.
+func (r evalRow) PagesScore() string {
+	if r.Pages == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.3f", *r.Pages)
+}
+
+// evalCostText is a run's cost in one line, as docpipe eval prints it.
+func evalCostText(c pipeline.EvalCost) string {
+	s := fmt.Sprintf("%d transitions, %d/%d AI tokens, $%.4f", c.Transitions, c.InputTokens, c.OutputTokens, c.PriceUSD)
+	if len(c.Unpriced) > 0 {
+		s += " (no price: " + strings.Join(c.Unpriced, ", ") + ")"
+	}
+	return s
 }

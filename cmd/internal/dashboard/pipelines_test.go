@@ -213,3 +213,75 @@ func TestPipelineURLSecretsHidden(t *testing.T) {
 		}
 	}
 }
+
+// recordEval keeps an evaluation run of name@version as docpipe eval does.
+func recordEval(t *testing.T, b *testBundle, name string, version int, truth string, score float64) pipeline.EvalRun {
+	t.Helper()
+	pages := 0.75
+	run, err := b.repo.RecordEvalRun(context.Background(), pipeline.EvalRun{
+		Pipeline: name, Version: version, Project: "eval-" + name,
+		Truth: pipeline.TruthSet{Name: truth, Hash: "0123456789abcdef0123456789abcdef"},
+		Score: score, Documents: 6, MeanSeconds: 0.25, Pages: &pages,
+		Fields: []pipeline.EvalFieldScore{
+			{Path: "facts.currency", Score: 0}, {Path: "facts.total", Score: 0.5},
+			{Path: "keywords", Score: 0.875}, {Path: "language", Score: 1}, {Path: "summary", Score: 0.625},
+		},
+		Cost: pipeline.EvalCost{Transitions: 42, InputTokens: 1200, OutputTokens: 80, PriceUSD: 0.0123},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// The pipeline page's Evaluation section: how to run one while there is
+// none, then the kept runs of every version newest first, or of the
+// version asked for; server-rendered, escaped, nothing inline.
+func TestPipelineEvaluationSection(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	pipelineFixture(t, b)
+
+	r := b.get(t, "/pipelines/docpipe")
+	expectCode(t, r, http.StatusOK)
+	if !bytes.Contains(r.body, []byte("No evaluation runs yet")) || !bytes.Contains(r.body, []byte("docpipe eval --truth DIR --pipeline docpipe@2")) {
+		t.Errorf("the page without evaluation runs does not say how to run one:\n%s", r.body)
+	}
+	if r := b.get(t, "/pipelines/docpipe?version=1"); !bytes.Contains(r.body, []byte("docpipe eval --truth DIR --pipeline docpipe@1")) {
+		t.Errorf("version 1's page does not say how to evaluate version 1")
+	}
+
+	recordEval(t, b, "docpipe", 1, "<b>truth</b>", 0.5)
+	recordEval(t, b, "docpipe", 2, "truth", 0.9)
+	recordEval(t, b, "other", 1, "others-truth", 0.1)
+
+	r = b.get(t, "/pipelines/docpipe")
+	expectCode(t, r, http.StatusOK)
+	body := string(r.body)
+	section := body[strings.Index(body, `id="evaluations"`):]
+	section = section[:strings.Index(section, "</table>")]
+	for _, s := range []string{
+		"docpipe@2", "0.900", "&lt;b&gt;truth&lt;/b&gt; <code>0123456789ab</code>",
+		"facts.currency 0.000, facts.total 0.500, summary 0.625; pages 0.750", "<summary>2 more</summary>keywords 0.875, language 1.000",
+		"<td>6</td>", "42 transitions, 1200/80 AI tokens, $0.0123", "0.25 s",
+	} {
+		if !strings.Contains(section, s) {
+			t.Errorf("the evaluation table lacks %q:\n%s", s, section)
+		}
+	}
+	if v2, v1 := strings.Index(section, "0.900"), strings.Index(section, "0.500</td>"); v2 < 0 || v1 < 0 || v2 > v1 {
+		t.Errorf("the runs are not newest first:\n%s", section)
+	}
+	if strings.Contains(body, "others-truth") || strings.Contains(body, "No evaluation runs") {
+		t.Errorf("the page shows another pipeline's run, or says there are none:\n%s", section)
+	}
+	if strings.Contains(body, "<b>") || strings.Contains(body, "<script>") || strings.Contains(body, " style=") {
+		t.Error("the page has unescaped markup, an inline script or an inline style")
+	}
+
+	r = b.get(t, "/pipelines/docpipe?version=1")
+	expectCode(t, r, http.StatusOK)
+	if body := string(r.body); !strings.Contains(body, "Evaluation of docpipe@1") || !strings.Contains(body, "0.500</td>") || strings.Contains(body, "0.900") {
+		t.Errorf("version 1's page shows other versions' runs, or not its own")
+	}
+}

@@ -81,7 +81,7 @@ func Exercise(t *testing.T, newTable func(t *testing.T) table.Table, opts ...Opt
 	})
 	t.Run("Repository", func(t *testing.T) {
 		t.Parallel()
-		for _, tc := range slices.Concat(repositoryTests, outboxTests, pipelineTests) {
+		for _, tc := range slices.Concat(repositoryTests, outboxTests, pipelineTests, evalTests) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				tc.fn(t, newTable(t), cfg)
