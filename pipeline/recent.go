@@ -2,12 +2,19 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline/table"
+	"github.com/oklog/ulid/v2"
 )
+
+// ErrBadCursor is ListRecent's answer to a cursor no page returned: a
+// cursor is the id of a workflow, and anything else would silently page
+// from an arbitrary point of the key space.
+var ErrBadCursor = errors.New("not a cursor a previous page printed")
 
 // RecentFilter narrows ListRecent; empty fields match everything.
 type RecentFilter struct {
@@ -34,6 +41,11 @@ const recentReadFactor = 10
 func (r *Repository) ListRecent(ctx context.Context, f RecentFilter, limit int, before string) (list []StepProgress, next string, err error) {
 	if limit <= 0 {
 		return nil, "", fmt.Errorf("pipeline: list recent analyses: limit %d, want 1 or more", limit)
+	}
+	if before != "" {
+		if _, err := ulid.ParseStrict(before); err != nil {
+			return nil, "", fmt.Errorf("%q: %w", before, ErrBadCursor)
+		}
 	}
 	var sources []table.Query
 	switch {

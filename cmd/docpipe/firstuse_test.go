@@ -102,6 +102,7 @@ func TestStatusAll(t *testing.T) {
 	first := want(t, 0, []string{"page.html", "more: docpipe status --all --after "}, "status", "--all", "--limit", "1", "--home", home)
 	cursor := strings.TrimSpace(first[strings.LastIndex(first, " ")+1:])
 	want(t, 0, []string{"notes.md"}, "status", "--all", "--limit", "1", "--after", cursor, "--home", home)
+	want(t, 2, []string{`--after "page.html": not a cursor a previous page printed`}, "status", "--all", "--after", "page.html", "--home", home)
 	only := want(t, 0, []string{"contracts"}, "status", "--all", "--project", "contracts", "--home", home)
 	if strings.Contains(only, "notes.md") {
 		t.Fatalf("status --all --project contracts:\n%s", only)

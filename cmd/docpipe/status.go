@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -112,6 +113,9 @@ func statusAll(ctx context.Context, a *app, f pipeline.RecentFilter, limit int, 
 	}
 	defer b.Close()
 	list, next, err := b.Repo.ListRecent(ctx, f, limit, after)
+	if errors.Is(err, pipeline.ErrBadCursor) {
+		return usageErrorf("--after %v", err)
+	}
 	if err != nil {
 		return err
 	}
