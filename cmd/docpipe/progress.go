@@ -115,6 +115,9 @@ func (l *logProgress) update(t localrun.Watched, prog pipeline.StepProgress) {
 		l.last[t.Workflow.ID] = line
 		fmt.Fprintln(l.w, line)
 	}
+	if t.Ended {
+		delete(l.last, t.Workflow.ID) // its last reading
+	}
 }
 
 func (l *logProgress) Track(file string, wf pipeline.Workflow) { l.p.Add(file, wf) }
