@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/docpipe/docpipe/pipeline/table"
 )
@@ -204,4 +205,84 @@ func (r *Repository) RecountRunning(ctx context.Context, projectIDs ...string) e
 		todo = again
 	}
 	return nil
+}
+
+// Admission lets one process's workflows into their projects' slots
+// (max_concurrent_workflows) on a state home that process alone works on:
+// a pending workflow is admitted before it runs, or waits until a workflow
+// of its project that this process runs ends. The home is locked by one
+// process at a time, so a project full of workflows this process does not
+// run was left so by one that died: its count is taken again from the
+// workflows in progress. On AWS the same rules admit workflows when they
+// are started (AdmitWorkflow) and when held ones are released.
+type Admission struct {
+	repo    *Repository
+	mu      sync.Mutex
+	running map[string]int // this process's workflows in progress, per project
+	freed   chan struct{}  // closed (and replaced) when one of them ends
+}
+
+// NewAdmission admits workflows through repo.
+func NewAdmission(repo *Repository) *Admission {
+	return &Admission{repo: repo, running: map[string]int{}, freed: make(chan struct{})}
+}
+
+// Enter admits wf (a workflow already under way runs as it is) and
+// returns what to call when it stops running here, and the step item as
+// the admission left it (nil when it did not change it): the first step
+// starts from it instead of reading it again.
+func (a *Admission) Enter(ctx context.Context, wf Workflow) (leave func(), admitted *StepProgress, err error) {
+	ref := WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}
+	recounted := false
+	for {
+		prog, err := a.repo.GetProgress(ctx, wf.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if prog.Status != WorkflowPending {
+			return a.hold(wf.ProjectID), nil, nil // under way: the engine sees where to go on
+		}
+		err = a.repo.AdmitWorkflowSeen(ctx, ref, prog)
+		switch {
+		case err == nil:
+			prog.Status = WorkflowInProgress
+			return a.hold(wf.ProjectID), &prog, nil
+		case errors.Is(err, ErrStale):
+			return a.hold(wf.ProjectID), nil, nil // it moved on, and the engine sees where to
+		case !errors.Is(err, ErrNotAdmitted):
+			return nil, nil, err
+		}
+		a.mu.Lock()
+		mine, freed := a.running[wf.ProjectID], a.freed
+		a.mu.Unlock()
+		if mine == 0 {
+			if recounted {
+				return nil, nil, fmt.Errorf("workflow %s stays pending: project %s is at its max_concurrent_workflows with workflows in progress that `docpipe work` resumes", wf.ID, wf.ProjectID)
+			}
+			if err := a.repo.RecountRunning(ctx, wf.ProjectID); err != nil {
+				return nil, nil, err
+			}
+			recounted = true
+			continue
+		}
+		select {
+		case <-freed:
+			recounted = false
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+func (a *Admission) hold(projectID string) func() {
+	a.mu.Lock()
+	a.running[projectID]++
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.running[projectID]--
+		close(a.freed)
+		a.freed = make(chan struct{})
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/cmd/internal/localrun"
 )
 
 type ingestResult struct {
@@ -62,7 +63,7 @@ func ingest(ctx context.Context, f *runFlags, prefix string, start bool, args []
 	var results []ingestResult
 	switch {
 	case len(files) == 0:
-	case f.onAWS() && slices.ContainsFunc(files, isURL):
+	case f.onAWS() && slices.ContainsFunc(files, localrun.IsURL):
 		return fmt.Errorf("URLs are fetched on the embedded default only; save the pages and ingest the files")
 	case f.onAWS():
 		results, err = awsIngest{app: f.app, prefix: prefix, pipeline: f.pipeline}.ingest(ctx, files)
@@ -114,30 +115,19 @@ func ingestLocal(ctx context.Context, f *runFlags, files []string, stderr io.Wri
 		return nil, err
 	}
 	defer lp.Close()
-	jobs := make([]*job, len(files))
-	registered := make(chan *job)
-	var registerErr error // set before registered is closed
-	go func() {
-		defer close(registered)
-		registerErr = lp.registerAll(ctx, f, files, jobs, registered)
-	}()
-	for range registered {
-	}
-	if registerErr != nil {
-		return nil, registerErr
-	}
-	if err := ctx.Err(); err != nil {
+	outcomes, err := lp.runtime(nil).Register(ctx, files)
+	if err != nil {
 		return nil, err
 	}
-	results := make([]ingestResult, len(jobs))
+	results := make([]ingestResult, len(outcomes))
 	pending := false
-	for i, j := range jobs {
-		if j.notDone != "" {
-			results[i] = ingestResult{File: j.file, Status: statusNotProcessed, Error: j.notDone}
+	for i, o := range outcomes {
+		if o.NotProcessed != "" {
+			results[i] = ingestResult{File: o.File, Status: statusNotProcessed, Error: o.NotProcessed}
 			continue
 		}
-		reg := j.reg
-		results[i] = ingestResult{File: j.file, WorkflowID: reg.Workflow.ID, Status: string(reg.Workflow.Status), Existing: reg.Existing}
+		reg := o.Registration
+		results[i] = ingestResult{File: o.File, WorkflowID: reg.Workflow.ID, Status: string(reg.Workflow.Status), Existing: reg.Existing}
 		pending = pending || !reg.Workflow.Status.Final()
 	}
 	if start && pending {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/docpipe/docpipe/cmd/internal/localrun"
 	"github.com/docpipe/docpipe/pipeline"
 )
 
@@ -57,12 +57,18 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 		return nil
 	}
 	fmt.Fprintf(stderr, "re-running %s\n", strings.Join(reset, ", "))
-	j := &job{file: wf.FileName, reg: reg, start: time.Now()}
-	if err := lp.runWorkflow(ctx, wf); err != nil {
-		lp.logger.Debug("execution ended with an error", "error", err)
+	rt := lp.runtime(nil)
+	o := &localrun.Outcome{File: wf.FileName, Registration: reg}
+	if err := rt.Start(ctx, localrun.Job{File: wf.FileName, Workflow: wf}, func(e localrun.Ended) {
+		o.Start, o.End = e.Start, e.End
+	}); err != nil {
+		return err
 	}
-	j.end = time.Now()
-	r, err := lp.result(ctx, j)
+	rt.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r, err := lp.result(ctx, o)
 	if err != nil {
 		return err
 	}

@@ -9,15 +9,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/cmd/internal/localrun"
 	"github.com/docpipe/docpipe/internal/cpus"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
@@ -47,9 +45,14 @@ type runFlags struct {
 	allowPrivate bool
 }
 
+// concurrencyHelp says how --concurrency counts documents: by their size,
+// on the scheduler every local command runs its documents on.
+var concurrencyHelp = fmt.Sprintf("documents processed at once on this machine (a file of up to %d KiB counts as 1/%d of one, a larger one in proportion up to 1 MiB)",
+	(localrun.SmallDocBytes+512)>>10, localrun.SlotShares)
+
 func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	f := &runFlags{app: a}
-	fs.IntVar(&f.concurrency, "concurrency", max(2, cpus.Usable()), "documents processed at once (a file of up to 11 KiB counts as 1/96 of one, a larger one in proportion up to 1 MiB)")
+	fs.IntVar(&f.concurrency, "concurrency", max(2, cpus.Usable()), concurrencyHelp)
 	fs.StringVar(&f.pdf, "pdf", envOr(backend.EnvPDFBackend, "auto"), "PDF text backend: auto (poppler when installed), poppler or go [$"+backend.EnvPDFBackend+"]")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal), bars, log or none")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every step")
@@ -147,7 +150,7 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 			return err
 		}
 		defer stopRelay()
-		results, err = lp.process(ctx, files, f, stderr)
+		results, err = lp.process(ctx, files, f.progress, stderr)
 		if err != nil {
 			return err
 		}
@@ -195,17 +198,14 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 // documents are parked on a review: not finished, yet not failed either.
 const exitWaitingReview = 3
 
-// localPipeline is the embedded default wired together.
+// localPipeline is the embedded default wired together: the drivers and
+// the engine this command chose, and the runtime's options on them.
 type localPipeline struct {
 	backend     *backend.Backend
-	ingester    *pipeline.Ingester
-	engine      *embedded.Engine
 	logger      *slog.Logger
 	meter       *metered.Meter
-	transitions atomic.Int64   // states entered, in every execution
-	pipeline    chosenPipeline // the version new documents run
-	web         *web.Fetcher   // fetches URLs; made on first use
-	admission   *admission     // projects' slots for the workflows run here
+	transitions atomic.Int64 // states entered, in every execution
+	options     localrun.Options
 }
 
 func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*localPipeline, error) {
@@ -216,9 +216,8 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 	lp := &localPipeline{backend: b}
 	if f.cost {
 		lp.meter = &metered.Meter{}
-		b.Meter(lp.meter)
+		b.Meter(lp.meter) // before anything below takes b.Repo
 	}
-	lp.admission = newAdmission(b.Repo) // on the metered repository, if any
 	level := slog.LevelWarn
 	if f.verbose {
 		level = slog.LevelDebug
@@ -248,13 +247,36 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		b.Close()
 		return nil, err
 	}
-	if lp.pipeline, err = choosePipeline(ctx, b.Repo, f.project, ref); err != nil {
+	chosen, err := choosePipeline(ctx, b.Repo, f.project, ref)
+	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	ig.Definition = lp.pipeline.def
-	lp.ingester, lp.engine, lp.logger = ig, eng, logger
+	ig.Definition = chosen.def
+	w := f.web
+	if w == nil {
+		w = &webFlags{}
+	}
+	lp.logger = logger
+	lp.options = localrun.Options{
+		Ingester: ig, Engine: eng, Project: f.project,
+		Pipeline:    localrun.Pipeline{Name: chosen.name, Version: chosen.version},
+		Concurrency: f.concurrency, Logger: logger,
+		Fetch: web.FetcherOptions{UserAgent: web.UserAgent(buildVersion()), AllowPrivateNetwork: f.allowPrivate},
+		Crawl: web.Limits{Depth: w.depth, MaxPages: w.maxPages, MaxBytes: w.maxBytes, Timeout: w.timeout},
+		LeftOut: func(source string, s web.Skip) {
+			fmt.Fprintf(f.stderr, "%s: left out %s: %s\n", source, s.URL, s.Reason)
+		},
+	}
 	return lp, nil
+}
+
+// runtime is the local runtime on lp's drivers; observer, when set, hears
+// which workflows run.
+func (lp *localPipeline) runtime(observer localrun.Observer) *localrun.Runtime {
+	o := lp.options
+	o.Observer = observer
+	return localrun.New(o)
 }
 
 // reportCost prints what the run's requests would be on AWS, per segment
@@ -321,105 +343,19 @@ func (lp *localPipeline) reportCost(ctx context.Context, w io.Writer, results []
 
 func (lp *localPipeline) Close() error { return lp.backend.Close() }
 
-// runWorkflow drives a workflow to its end on the pipeline version it
-// recorded when it was registered, whatever new documents run now.
-func (lp *localPipeline) runWorkflow(ctx context.Context, wf pipeline.Workflow) error {
-	def, err := lp.backend.Repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
-	if err != nil {
-		return fmt.Errorf("workflow %s: %w", wf.ID, err)
-	}
-	leave, admitted, err := lp.admission.enter(ctx, wf)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	ctx, handoff := pipeline.WithStepHandoff(ctx)
-	if admitted != nil {
-		handoff.Remember(*admitted, nil) // the first step starts from it
-	}
-	reg := pipeline.Registration{Workflow: wf}
-	return lp.engine.Run(ctx, def, wf.PipelineVersion, lp.ingester.ExecutionInput(reg))
-}
-
-// job is one workflow to drive to its end.
-type job struct {
-	file       string
-	reg        pipeline.Registration
-	start, end time.Time
-	notDone    string // why the source was not registered (a URL that could not be fetched)
-}
-
-// process registers every file (reusing the analysis of content seen
-// before), runs the unfinished workflows with bounded concurrency and
-// returns one result per file. Registering and running overlap: each
-// workflow starts as soon as its file is registered, so a folder of many
-// small files does not wait for the last one to be stored before the first
-// is analysed (see registerAll).
-func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlags, stderr io.Writer) ([]docResult, error) {
-	display := newProgress(stderr, f.progress, lp.backend.Repo)
+// process registers and runs files on the runtime, with progress shown
+// as mode says, and returns one result per file.
+func (lp *localPipeline) process(ctx context.Context, files []string, mode string, stderr io.Writer) ([]docResult, error) {
+	display := newProgress(stderr, mode, lp.backend.Repo)
 	defer display.Stop()
-
-	jobs := make([]*job, len(files))
-	registered := make(chan *job, 64)
-	var registerErr error // set before registered is closed
-	go func() {
-		defer close(registered)
-		registerErr = lp.registerAll(ctx, f, files, jobs, registered)
-	}()
-
-	// Two files with the same bytes share one workflow: run it once.
-	running := map[string]bool{}
-	g, gctx := errgroup.WithContext(ctx)
-	slots := newDocSlots(f.concurrency)
-	var mu sync.Mutex
-	for j := range registered {
-		wfID := j.reg.Workflow.ID
-		if running[wfID] || j.reg.Workflow.Status.Final() {
-			continue
-		}
-		running[wfID] = true
-		size := j.reg.Document.Size
-		if err := slots.acquire(gctx, size); err != nil {
-			break // cancelled: Wait reports why
-		}
-		g.Go(func() error {
-			defer slots.release(size)
-			mu.Lock()
-			j.start = time.Now()
-			mu.Unlock()
-			display.Track(j.file, j.reg.Workflow)
-			err := lp.runWorkflow(gctx, j.reg.Workflow)
-			mu.Lock()
-			j.end = time.Now()
-			mu.Unlock()
-			display.Done(j.reg.Workflow.ID)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				lp.logger.Debug("execution ended with an error", "file", j.file, "error", err)
-			}
-			return nil // a failed document is recorded in the table; the others go on
-		})
-	}
-	for range registered {
-		// Left by a cancelled loop: let the registrar finish its send.
-	}
-	if err := g.Wait(); err != nil {
+	outcomes, err := lp.runtime(display).Process(ctx, files)
+	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if registerErr != nil {
-		// The workflows registered before the failure have run; the
-		// files after it were not registered.
-		return nil, registerErr
 	}
 	display.Stop()
-	results := make([]docResult, len(jobs))
-	for i, j := range jobs {
-		r, err := lp.result(ctx, j)
+	results := make([]docResult, len(outcomes))
+	for i, o := range outcomes {
+		r, err := lp.result(ctx, o)
 		if err != nil {
 			return nil, err
 		}
@@ -430,27 +366,27 @@ func (lp *localPipeline) process(ctx context.Context, files []string, f *runFlag
 
 // result reads a workflow's outcome back from the table: the report shows
 // what is recorded, not what this process believes.
-func (lp *localPipeline) result(ctx context.Context, j *job) (docResult, error) {
-	if j.notDone != "" {
-		return docResult{File: j.file, Status: statusNotProcessed, Error: j.notDone}, nil
+func (lp *localPipeline) result(ctx context.Context, o *localrun.Outcome) (docResult, error) {
+	if o.NotProcessed != "" {
+		return docResult{File: o.File, Status: statusNotProcessed, Error: o.NotProcessed}, nil
 	}
-	ref := j.reg.Ref()
+	ref := o.Registration.Ref()
 	prog, err := lp.backend.Repo.GetProgress(ctx, ref.WorkflowID)
 	if err != nil {
 		return docResult{}, err
 	}
 	r := docResult{
-		File: j.file, WorkflowID: ref.WorkflowID, Status: string(prog.Status),
+		File: o.File, WorkflowID: ref.WorkflowID, Status: string(prog.Status),
 		Segments: prog.TotalSegments, FailedSegments: prog.SegmentsFailed, SkippedSegments: prog.SegmentsSkipped,
-		Error: prog.Error, Reused: j.start.IsZero(),
+		Error: prog.Error, Reused: o.Start.IsZero(),
 	}
 	if prog.SegmentsSkipped > 0 {
 		if r.SkippedReasons, err = skipReasons(ctx, lp.backend.Repo, ref.WorkflowID); err != nil {
 			return docResult{}, err
 		}
 	}
-	if !j.start.IsZero() && !j.end.IsZero() {
-		r.Seconds = j.end.Sub(j.start).Seconds()
+	if !o.Start.IsZero() && !o.End.IsZero() {
+		r.Seconds = o.End.Sub(o.Start).Seconds()
 	}
 	if r.Status != string(pipeline.WorkflowCompleted) && r.Status != string(pipeline.WorkflowFailed) &&
 		r.Status != string(pipeline.WorkflowWaitingReview) {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/dashboard"
+	"github.com/docpipe/docpipe/cmd/internal/localrun"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/statemachine/sfn"
@@ -123,7 +123,7 @@ func serve(ctx context.Context, f *runFlags, listen string, auth serveAuth, tls 
 			return err
 		}
 		defer lp.Close()
-		ls := newLocalStarter(lp, f.concurrency, logger)
+		ls := &localStarter{Service: localrun.NewService(lp.runtime(nil)), repo: lp.backend.Repo, locked: make(chan struct{})}
 		opts.Repo, opts.Blobs, opts.Starter = lp.backend.Repo, lp.backend.Blobs, ls
 		// Like run and work, serve delivers outcome events while it
 		// processes: the backlog first, then each outcome as it commits.
@@ -137,7 +137,17 @@ func serve(ctx context.Context, f *runFlags, listen string, auth serveAuth, tls 
 				return err
 			}
 			defer stopRelay()
-			return ls.work(ctx)
+			if err := lp.backend.LockHome(); err != nil {
+				if !errors.Is(err, backend.ErrBusy) {
+					return err
+				}
+				logger.Info("waiting for another docpipe process on this home to finish before processing", "home", lp.backend.Home)
+				if err := lp.backend.WaitLockHome(ctx); err != nil {
+					return nil // stopped while waiting
+				}
+			}
+			close(ls.locked)
+			return ls.Serve(ctx)
 		}
 		opts.OnReviewDecided = ls.ReviewDecided
 	}
@@ -191,44 +201,13 @@ func serve(ctx context.Context, f *runFlags, listen string, auth serveAuth, tls 
 	return err
 }
 
-// localStarter registers uploads in the local home and runs them on the
-// embedded engine, like `docpipe work`, once this process holds the home
-// lock (a `docpipe run` on the same home finishes first).
+// localStarter is the dashboard's way into the local runtime: uploads go
+// to its Service, and re-runs once this process holds the home lock (a
+// `docpipe run` on the same home finishes first).
 type localStarter struct {
-	lp          *localPipeline
-	concurrency int
-	logger      *slog.Logger
-	locked      chan struct{} // closed once the home lock is held
-	queue       chan pipeline.Registration
-	decided     chan struct{} // a review was decided here: resume its workflow
-
-	mu      sync.Mutex
-	running map[string]bool
-}
-
-func newLocalStarter(lp *localPipeline, concurrency int, logger *slog.Logger) *localStarter {
-	return &localStarter{
-		lp: lp, concurrency: max(1, concurrency), logger: logger,
-		locked: make(chan struct{}), queue: make(chan pipeline.Registration, 1024), decided: make(chan struct{}, 1),
-		running: map[string]bool{},
-	}
-}
-
-func (s *localStarter) Upload(ctx context.Context, project, fileName string, body io.Reader) (pipeline.Registration, error) {
-	if err := s.lp.ingester.EnsureProject(ctx, project, project); err != nil {
-		return pipeline.Registration{}, err
-	}
-	reg, err := s.lp.ingester.Register(ctx, pipeline.IngestRequest{
-		ProjectID: project, FileName: fileName, FileURI: "upload:" + fileName, Body: body, Reuse: true,
-		Pipeline: s.lp.pipeline.name, PipelineVersion: s.lp.pipeline.version,
-	})
-	if err != nil {
-		return reg, err
-	}
-	if !reg.Workflow.Status.Final() {
-		err = s.enqueue(ctx, reg)
-	}
-	return reg, err
+	*localrun.Service
+	repo   *pipeline.Repository
+	locked chan struct{} // closed once the home lock is held
 }
 
 func (s *localStarter) Rerun(ctx context.Context, workflowID string) ([]string, error) {
@@ -237,89 +216,11 @@ func (s *localStarter) Rerun(ctx context.Context, workflowID string) ([]string, 
 	default:
 		return nil, dashboard.ErrBusy
 	}
-	reg, reset, err := prepareRerun(ctx, s.lp.backend.Repo, workflowID)
+	reg, reset, err := prepareRerun(ctx, s.repo, workflowID)
 	if err != nil || len(reset) == 0 {
 		return reset, err
 	}
-	return reset, s.enqueue(ctx, reg)
-}
-
-func (s *localStarter) enqueue(ctx context.Context, reg pipeline.Registration) error {
-	select {
-	case s.queue <- reg:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// work waits for the home lock, takes up what is unfinished, then runs
-// what is queued until ctx ends.
-func (s *localStarter) work(ctx context.Context) error {
-	if err := s.lp.backend.LockHome(); err != nil {
-		if !errors.Is(err, backend.ErrBusy) {
-			return err
-		}
-		s.logger.Info("waiting for another docpipe process on this home to finish before processing", "home", s.lp.backend.Home)
-		if err := s.lp.backend.WaitLockHome(ctx); err != nil {
-			return nil // stopped while waiting
-		}
-	}
-	close(s.locked)
-	var g errgroup.Group
-	g.SetLimit(s.concurrency)
-	// Runs record their outcome in the table; g only bounds concurrency.
-	defer func() { _ = g.Wait() }()
-	for _, st := range []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress} {
-		list, err := s.lp.backend.Repo.ListByStatus(ctx, st, maxUnfinished)
-		if err != nil {
-			return err
-		}
-		for _, p := range list {
-			s.run(ctx, &g, pipeline.Registration{Workflow: unfinishedWorkflow(p)})
-		}
-	}
-	// Reviews decided here, in another process or not at all (overdue):
-	// a pass now, on every decision made in the dashboard, and each
-	// reviewPassEvery.
-	s.reviewPass(ctx, &g)
-	tick := time.NewTicker(reviewPassEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case reg := <-s.queue:
-			s.run(ctx, &g, reg)
-		case <-s.decided:
-			s.reviewPass(ctx, &g)
-		case <-tick.C:
-			s.reviewPass(ctx, &g)
-		}
-	}
-}
-
-// run starts one workflow unless it is running already.
-func (s *localStarter) run(ctx context.Context, g *errgroup.Group, reg pipeline.Registration) {
-	id := reg.Workflow.ID
-	s.mu.Lock()
-	if s.running[id] {
-		s.mu.Unlock()
-		return
-	}
-	s.running[id] = true
-	s.mu.Unlock()
-	g.Go(func() error {
-		defer func() {
-			s.mu.Lock()
-			delete(s.running, id)
-			s.mu.Unlock()
-		}()
-		if err := s.lp.runWorkflow(ctx, reg.Workflow); err != nil && ctx.Err() == nil {
-			s.logger.Debug("execution ended with an error", "workflow", id, "error", err)
-		}
-		return nil
-	})
+	return reset, s.Enqueue(ctx, reg)
 }
 
 // awsStarter registers uploads in DynamoDB and S3 and starts them on Step

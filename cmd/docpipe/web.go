@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/cmd/internal/localrun"
 	"github.com/docpipe/docpipe/pipeline/web"
 )
 
@@ -32,12 +30,6 @@ func addWebFlags(fs *pflag.FlagSet) *webFlags {
 	return w
 }
 
-// isURL tells a URL argument from a path: it has a scheme.
-func isURL(arg string) bool {
-	scheme, _, ok := strings.Cut(arg, "://")
-	return ok && scheme != "" && !strings.ContainsAny(scheme, "/.")
-}
-
 // collectSources splits the command line into files (collectFiles) and
 // URLs: arguments with a scheme, and the lines of .urls files (blank
 // lines and # comments left out). URLs come after files, in order, once
@@ -53,7 +45,7 @@ func collectSources(args []string) ([]string, []notProcessed, error) {
 	}
 	for _, arg := range args {
 		switch {
-		case isURL(arg):
+		case localrun.IsURL(arg):
 			addURL(arg)
 		case strings.HasSuffix(arg, ".urls"):
 			list, err := readURLList(arg)
@@ -94,50 +86,10 @@ func readURLList(path string) ([]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if !isURL(line) {
+		if !localrun.IsURL(line) {
 			return nil, fmt.Errorf("%s:%d: %q is not a URL", path, n, line)
 		}
 		urls = append(urls, line)
 	}
 	return urls, sc.Err()
-}
-
-// fetchError is a URL that could not be fetched: reported as not
-// processed, like an unreadable file.
-type fetchError struct{ err error }
-
-func (e *fetchError) Error() string { return e.err.Error() }
-func (e *fetchError) Unwrap() error { return e.err }
-
-// notProcessedReason is why a source was not registered, when that is
-// the source's fault rather than docpipe's.
-func notProcessedReason(err error) (string, bool) {
-	var fe *fetchError
-	if errors.As(err, &fe) {
-		return fe.Error(), true
-	}
-	return "", false
-}
-
-// registerURL fetches a URL (a crawl with --crawl-depth) and registers it.
-func (lp *localPipeline) registerURL(ctx context.Context, f *runFlags, rawURL string) (pipeline.Registration, error) {
-	w := f.web
-	if w == nil {
-		w = &webFlags{}
-	}
-	if lp.web == nil {
-		lp.web = web.NewFetcher(web.FetcherOptions{UserAgent: web.UserAgent(buildVersion()), AllowPrivateNetwork: f.allowPrivate})
-	}
-	src := &web.Source{Ingester: lp.ingester, Fetcher: lp.web, Limits: web.Limits{Depth: w.depth, MaxPages: w.maxPages, MaxBytes: w.maxBytes, Timeout: w.timeout}}
-	got, err := src.Register(ctx, pipeline.IngestRequest{ProjectID: f.project, Pipeline: lp.pipeline.name, PipelineVersion: lp.pipeline.version}, rawURL)
-	if err != nil {
-		if ctx.Err() != nil {
-			return pipeline.Registration{}, ctx.Err()
-		}
-		return pipeline.Registration{}, &fetchError{err}
-	}
-	for _, s := range got.Skipped {
-		fmt.Fprintf(f.stderr, "%s: left out %s: %s\n", rawURL, s.URL, s.Reason)
-	}
-	return got.Registration, nil
 }

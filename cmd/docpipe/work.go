@@ -6,13 +6,14 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/docpipe/docpipe/cmd/internal/localrun"
 	"github.com/docpipe/docpipe/pipeline"
 )
 
-// maxUnfinished bounds how many unfinished workflows one work pass picks up.
-const maxUnfinished = 100_000
+// maxUnfinished bounds the unfinished workflows a listing shows, as it
+// bounds those one work pass takes up.
+const maxUnfinished = localrun.MaxUnfinished
 
 func init() { addCommand(newWorkCmd) }
 
@@ -55,57 +56,17 @@ func work(ctx context.Context, f *runFlags) error {
 		return err
 	}
 	defer stopRelay()
-	var todo []pipeline.StepProgress
-	for _, st := range []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress} {
-		list, err := lp.backend.Repo.ListByStatus(ctx, st, maxUnfinished)
-		if err != nil {
-			return err
-		}
-		todo = append(todo, list...)
-	}
-	// Parked workflows whose review is decided go on; overdue reviews are
-	// announced, escalated or timed out.
-	parked, err := parkedReviews(ctx, lp.backend.Repo)
-	if err != nil {
-		return err
-	}
-	todo = append(todo, parked...)
-	// Nothing else runs on this home now: the projects' running counts are
-	// the workflows this pass resumes, whatever a worker that died left.
-	projects := make([]string, 0, len(todo))
-	for _, p := range todo {
-		projects = append(projects, p.ProjectID)
-	}
-	if err := lp.backend.Repo.RecountRunning(ctx, projects...); err != nil {
-		return err
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(1, f.concurrency))
 	var outMu sync.Mutex // one line per workflow, whole, whichever finishes first
-	for _, p := range todo {
-		g.Go(func() error {
-			err := lp.runWorkflow(gctx, unfinishedWorkflow(p))
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			status := "completed"
-			if err != nil {
-				status = "ended: " + err.Error()
-			}
-			outMu.Lock()
-			defer outMu.Unlock()
-			fmt.Fprintf(stdout, "%s %s %s\n", p.WorkflowID, p.FileName, status)
-			return nil
-		})
-	}
-	return g.Wait()
-}
-
-// unfinishedWorkflow is what running a workflow listed by status needs:
-// its keys and the pipeline version it records.
-func unfinishedWorkflow(p pipeline.StepProgress) pipeline.Workflow {
-	return pipeline.Workflow{
-		ID: p.WorkflowID, ProjectID: p.ProjectID, DocumentID: p.DocumentID,
-		Pipeline: p.Pipeline, PipelineVersion: p.PipelineVersion,
-	}
+	return lp.runtime(nil).Resume(ctx, func(p pipeline.StepProgress, e localrun.Ended) {
+		if ctx.Err() != nil {
+			return
+		}
+		status := "completed"
+		if e.Err != nil {
+			status = "ended: " + e.Err.Error()
+		}
+		outMu.Lock()
+		defer outMu.Unlock()
+		fmt.Fprintf(stdout, "%s %s %s\n", p.WorkflowID, p.FileName, status)
+	})
 }

@@ -1,4 +1,4 @@
-package main
+package localrun
 
 import (
 	"context"
@@ -35,14 +35,14 @@ type stagedFile struct {
 
 // registerAll registers files. A registered workflow goes to out as soon as
 // it exists, so that processing starts while later files are still being
-// copied; jobs[i] receives file i's job. It returns the first error that
+// copied; outcomes[i] receives file i's registration. It returns the first error that
 // stops registration (nil when ctx was cancelled: the caller reports
 // that); the staged copies of files not committed by then are removed.
-func (lp *localPipeline) registerAll(ctx context.Context, f *runFlags, files []string, jobs []*job, out chan<- *job) error {
+func (rt *Runtime) registerAll(ctx context.Context, files []string, outcomes []*Outcome, out chan<- *Outcome) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pending := make(chan *stagedFile, stageAhead)
-	go lp.stageFiles(ctx, f, files, pending)
+	go rt.stageFiles(ctx, files, pending)
 
 	var (
 		wg       sync.WaitGroup
@@ -62,12 +62,12 @@ func (lp *localPipeline) registerAll(ctx context.Context, f *runFlags, files []s
 		i++
 		<-s.ready
 		if ctx.Err() != nil {
-			lp.discard(ctx, s)
+			rt.discard(ctx, s)
 			continue // drain: every staged copy is removed
 		}
 		if s.url {
-			reg, err := lp.registerURL(ctx, f, s.path)
-			if !lp.registered(ctx, i, s.path, reg, err, jobs, out) {
+			reg, err := rt.registerURL(ctx, s.path)
+			if !rt.registered(ctx, i, s.path, reg, err, outcomes, out) {
 				fail(err)
 			}
 			continue
@@ -82,7 +82,7 @@ func (lp *localPipeline) registerAll(ctx context.Context, f *runFlags, files []s
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-			lp.discard(ctx, s)
+			rt.discard(ctx, s)
 			close(done)
 			continue
 		}
@@ -95,11 +95,11 @@ func (lp *localPipeline) registerAll(ctx context.Context, f *runFlags, files []s
 				<-before
 			}
 			if ctx.Err() != nil {
-				lp.discard(ctx, s)
+				rt.discard(ctx, s)
 				return
 			}
-			reg, err := lp.ingester.Commit(ctx, s.st)
-			if !lp.registered(ctx, i, s.path, reg, err, jobs, out) {
+			reg, err := rt.o.Ingester.Commit(ctx, s.st)
+			if !rt.registered(ctx, i, s.path, reg, err, outcomes, out) {
 				fail(err)
 			}
 		}(i, s)
@@ -108,28 +108,28 @@ func (lp *localPipeline) registerAll(ctx context.Context, f *runFlags, files []s
 	return firstErr
 }
 
-// registered records file i's registration in jobs and sends it on out.
+// registered records file i's registration in outcomes and sends it on out.
 // It returns false when err stops registration.
-func (lp *localPipeline) registered(ctx context.Context, i int, path string, reg pipeline.Registration, err error, jobs []*job, out chan<- *job) bool {
+func (rt *Runtime) registered(ctx context.Context, i int, path string, reg pipeline.Registration, err error, outcomes []*Outcome, out chan<- *Outcome) bool {
 	if reason, ok := notProcessedReason(err); ok {
-		jobs[i] = &job{file: path, notDone: reason}
+		outcomes[i] = &Outcome{File: path, NotProcessed: reason}
 		return true
 	}
 	if err != nil {
 		return ctx.Err() != nil // an error of a cancelled registration is the cancellation
 	}
-	jobs[i] = &job{file: path, reg: reg}
+	outcomes[i] = &Outcome{File: path, Registration: reg}
 	select {
-	case out <- jobs[i]:
+	case out <- outcomes[i]:
 	case <-ctx.Done():
 	}
 	return true
 }
 
 // discard removes a staged copy that will not be committed.
-func (lp *localPipeline) discard(ctx context.Context, s *stagedFile) {
+func (rt *Runtime) discard(ctx context.Context, s *stagedFile) {
 	if s.err == nil && !s.url {
-		lp.ingester.Discard(ctx, s.st)
+		rt.o.Ingester.Discard(ctx, s.st)
 	}
 }
 
@@ -137,11 +137,11 @@ func (lp *localPipeline) discard(ctx context.Context, s *stagedFile) {
 // pending in file order once its staging has begun. It closes pending when
 // every file is sent or ctx is done; a file whose staging began but could
 // not be sent is discarded here.
-func (lp *localPipeline) stageFiles(ctx context.Context, f *runFlags, files []string, pending chan<- *stagedFile) {
+func (rt *Runtime) stageFiles(ctx context.Context, files []string, pending chan<- *stagedFile) {
 	defer close(pending)
 	sem := make(chan struct{}, stagers)
 	for _, path := range files {
-		s := &stagedFile{path: path, url: isURL(path), ready: make(chan struct{})}
+		s := &stagedFile{path: path, url: IsURL(path), ready: make(chan struct{})}
 		if s.url {
 			close(s.ready)
 		} else {
@@ -153,30 +153,30 @@ func (lp *localPipeline) stageFiles(ctx context.Context, f *runFlags, files []st
 			go func() {
 				defer func() { <-sem }()
 				defer close(s.ready)
-				s.st, s.err = lp.stage(ctx, f, path)
+				s.st, s.err = rt.stage(ctx, path)
 			}()
 		}
 		select {
 		case pending <- s:
 		case <-ctx.Done():
 			<-s.ready
-			lp.discard(ctx, s)
+			rt.discard(ctx, s)
 			return
 		}
 	}
 }
 
 // stage copies and hashes one local file under a new document id.
-func (lp *localPipeline) stage(ctx context.Context, f *runFlags, path string) (pipeline.Staged, error) {
+func (rt *Runtime) stage(ctx context.Context, path string) (pipeline.Staged, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return pipeline.Staged{}, err
 	}
 	defer file.Close()
 	abs, _ := filepath.Abs(path)
-	return lp.ingester.Stage(ctx, pipeline.IngestRequest{
-		ProjectID: f.project, FileName: filepath.Base(path), FileURI: "file://" + abs,
+	return rt.o.Ingester.Stage(ctx, pipeline.IngestRequest{
+		ProjectID: rt.o.Project, FileName: filepath.Base(path), FileURI: "file://" + abs,
 		Body: file, Reuse: true,
-		Pipeline: lp.pipeline.name, PipelineVersion: lp.pipeline.version,
+		Pipeline: rt.o.Pipeline.Name, PipelineVersion: rt.o.Pipeline.Version,
 	})
 }
