@@ -11,19 +11,10 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
-	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
-
-// aiDocumentOutput is a document-scope analysis's stored output.
-type aiDocumentOutput struct {
-	Output   json.RawMessage `json:"output"`
-	Model    string          `json:"model"`
-	Usage    ai.Usage        `json:"usage"`
-	Requests int             `json:"requests"`
-	Segments int             `json:"segments"`
-}
 
 // aiStage is the handler of an analysis builtin: per batch at segment
 // scope (through the segment runner), once at document scope.
@@ -178,7 +169,7 @@ func (h *handlers) aiDocument(ctx context.Context, in pipeline.StepInput, pipe *
 		}
 		return outcome{}, err
 	}
-	out := aiDocumentOutput{Output: res.Output, Model: model.Name(), Usage: res.Usage, Requests: res.Requests, Segments: len(task.Parts)}
+	out := stageoutput.AIDocument{Output: res.Output, Model: model.Name(), Usage: res.Usage, Requests: res.Requests, Segments: len(task.Parts)}
 	if err := h.putJSON(ctx, pipeline.StageOutputBlobKey(in.Workflow, st.Name), out); err != nil {
 		return outcome{}, err
 	}
@@ -188,67 +179,4 @@ func (h *handlers) aiDocument(ctx context.Context, in pipeline.StepInput, pipe *
 func isAIBuiltin(name string) bool {
 	_, ok := pipelinefile.AIProvider(name)
 	return ok
-}
-
-// AIUsage sums the tokens a workflow's analysis stages billed, by model
-// id, from their stored outputs; a stage that has not run adds nothing.
-func AIUsage(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, def pipeline.Definition) (map[string]ai.Usage, error) {
-	get := func(key string) ([]byte, error) {
-		raw, err := blob.GetBytes(ctx, blobs, key, maxArtifactBytes)
-		if errors.Is(err, blob.ErrNotFound) {
-			return nil, nil
-		}
-		return raw, err
-	}
-	usage := map[string]ai.Usage{}
-	var manifest []pipeline.Batch
-	for _, st := range def.Stages {
-		if st.Run.Kind() != pipeline.RunBuiltin || !isAIBuiltin(st.Run.Builtin) {
-			continue
-		}
-		if st.Scope != pipeline.ScopeSegment {
-			raw, err := get(pipeline.StageOutputBlobKey(ref, st.Name))
-			if err != nil {
-				return usage, err
-			}
-			if raw == nil {
-				continue
-			}
-			var out aiDocumentOutput
-			if err := json.Unmarshal(raw, &out); err != nil {
-				return usage, fmt.Errorf("stage %s output: %w", st.Name, err)
-			}
-			usage[out.Model] = usage[out.Model].Add(out.Usage)
-			continue
-		}
-		if manifest == nil {
-			raw, err := get(pipeline.ManifestBlobKey(ref))
-			if err != nil {
-				return usage, err
-			}
-			if raw == nil {
-				continue // never split into segments: no segment ran
-			}
-			if err := json.Unmarshal(raw, &manifest); err != nil {
-				return usage, fmt.Errorf("manifest: %w", err)
-			}
-		}
-		for _, b := range manifest {
-			key := pipeline.StageBatchBlobKey(ref, st.Name, b.Batch)
-			raw, err := get(key)
-			if err != nil {
-				return usage, err
-			}
-			lines, err := decodeStageLines(key, raw)
-			if err != nil {
-				return usage, err
-			}
-			for _, l := range lines {
-				if l.Model != "" {
-					usage[l.Model] = usage[l.Model].Add(l.Usage)
-				}
-			}
-		}
-	}
-	return usage, nil
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // chatImitation answers chat.completions with the recorded fixture and
@@ -59,7 +59,7 @@ func (c *chatImitation) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // An OpenAI-compatible analysis per segment and one over the document's
 // summaries run through the engine; each stores its answers with the
-// model and the tokens billed, and AIUsage adds them up.
+// model and the tokens billed, and stageoutput.AIUsage adds them up.
 func TestOpenAIAnalyzerStagesEndToEnd(t *testing.T) {
 	fixture, err := os.ReadFile("../../pipeline/ai/testdata/openai_chat_completion.json")
 	if err != nil {
@@ -149,7 +149,7 @@ stages:
 		t.Errorf("%d chat requests for %d segments and one document", len(chat.users), segments)
 	}
 
-	usage, err := steps.AIUsage(context.Background(), r.blobs, ref, def)
+	usage, err := stageoutput.AIUsage(context.Background(), r.blobs, ref, def)
 	if err != nil {
 		t.Fatal(err)
 	}
