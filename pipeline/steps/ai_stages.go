@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
@@ -22,35 +19,22 @@ func (h *handlers) aiStage(builtin string) pipeline.Handler {
 	return documentOrBatch(h.wrap(builtin, h.aiDocument), h.batch(builtin, h.segmentStage(aiKind{})))
 }
 
-// aiModel builds the stage's model from its settings.
+// aiModel makes the stage's model from its settings, through the model
+// clients the binary chose.
 func (h *handlers) aiModel(ctx context.Context, st pipeline.Stage) (ai.Model, ai.Settings, error) {
 	provider, _ := pipelinefile.AIProvider(st.Run.Builtin)
 	s, probs := ai.ParseSettings(provider, st.Settings)
 	if len(probs) > 0 {
 		return nil, s, &steperr.InvalidInputError{Reason: fmt.Sprintf("stage %s: %s", st.Name, probs[0].Msg)}
 	}
-	if h.AIModel != nil {
-		m, err := h.AIModel(ctx, st.Run.Builtin, s)
-		return m, s, err
+	if h.AIModels == nil {
+		return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: no model clients are configured for analysis stages", st.Name)}
 	}
-	switch provider {
-	case ai.ProviderBedrock:
-		cfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: AWS configuration: %v", st.Name, err)}
-		}
-		return &ai.Bedrock{Client: ai.NewBedrockClient(cfg, s.Region, 0), ModelID: s.Model, MaxTokens: s.MaxTokens,
-			Temperature: s.Temperature, Structured: s.ResponseFormat == ai.FormatJSONSchema}, s, nil
-	default:
-		key := ""
-		if s.APIKeyEnv != "" {
-			if key = os.Getenv(s.APIKeyEnv); key == "" {
-				return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: the environment variable %s that holds the API key is not set", st.Name, s.APIKeyEnv)}
-			}
-		}
-		return &ai.OpenAI{BaseURL: s.BaseURL, Model: s.Model, APIKey: key, MaxTokens: s.MaxTokens,
-			Temperature: s.Temperature, Format: s.ResponseFormat, HTTP: h.HTTPClient}, s, nil
+	m, err := h.AIModels.Model(ctx, provider, s)
+	if err != nil {
+		return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: %v", st.Name, err)}
 	}
+	return m, s, nil
 }
 
 // aiTask is the part of every task of a workflow: the project's prompt,

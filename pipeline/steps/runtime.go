@@ -59,9 +59,9 @@ type Deps struct {
 	// analysed, blobs written). 0 means one per usable processor.
 	Parallelism int
 	Logger      *slog.Logger
-	// AIModel builds the model of an analysis stage from its settings; nil
-	// builds the real client (Bedrock, an OpenAI-compatible endpoint).
-	AIModel func(ctx context.Context, builtin string, s ai.Settings) (ai.Model, error)
+	// AIModels make the model of an analysis stage from its settings
+	// (cmd/* choose the clients behind them); nil fails analysis stages.
+	AIModels ai.Models
 }
 
 func (d Deps) parallelism() int {
