@@ -26,7 +26,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/eval"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 func init() { addCommand(newEvalCmd) }
@@ -370,7 +370,7 @@ func runForEval(ctx context.Context, a *app, project, ref string, files []string
 
 // aiUsageOf reads the tokens a workflow's AI stages recorded.
 func aiUsageOf(ctx context.Context, b *backend.Backend, ref pipeline.WorkflowRef, def pipeline.Definition) (map[string]ai.Usage, error) {
-	return steps.AIUsage(ctx, b.Blobs, ref, def)
+	return stageoutput.AIUsage(ctx, b.Blobs, ref, def)
 }
 
 func workflowCost(ctx context.Context, b *backend.Backend, prog pipeline.StepProgress, prices ai.Prices) (evalCost, error) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/review"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
@@ -249,7 +249,7 @@ func newReviewActionCmd(a *app, action pipeline.ReviewAction) *cobra.Command {
 			return err
 		}
 		defer b.Close()
-		var callback steps.TaskCallback
+		var callback review.TaskCallback
 		if a.onAWS() {
 			cfg, err := backend.LoadAWSConfig(ctx, nil)
 			if err != nil {
@@ -257,7 +257,7 @@ func newReviewActionCmd(a *app, action pipeline.ReviewAction) *cobra.Command {
 			}
 			callback = sfn.ReviewCallback{API: awssfn.NewFromConfig(cfg)}
 		}
-		v, err := steps.Decide(ctx, b.Repo, b.Blobs, callback, args[0], pipeline.Decision{Action: action, By: *by, Comment: comment, Edits: edits})
+		v, err := review.Decide(ctx, b.Repo, b.Blobs, callback, args[0], pipeline.Decision{Action: action, By: *by, Comment: comment, Edits: edits})
 		if err != nil {
 			return missing(err, noReview(args[0]))
 		}

@@ -21,7 +21,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/metered"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 	"github.com/docpipe/docpipe/pipeline/web"
 	"github.com/docpipe/docpipe/statemachine/embedded"
 	"github.com/docpipe/docpipe/statemachine/interp"
@@ -313,7 +313,7 @@ func (lp *localPipeline) reportCost(ctx context.Context, w io.Writer, results []
 			return err
 		}
 		ref := pipeline.WorkflowRef{ProjectID: prog.ProjectID, DocumentID: prog.DocumentID, WorkflowID: prog.WorkflowID}
-		u, err := steps.AIUsage(ctx, lp.backend.Blobs, ref, def)
+		u, err := stageoutput.AIUsage(ctx, lp.backend.Blobs, ref, def)
 		if err != nil {
 			return fmt.Errorf("AI usage of %s: %w", r.WorkflowID, err)
 		}

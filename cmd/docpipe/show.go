@@ -11,9 +11,10 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // maxResultBytes bounds what show loads of one result blob into memory.
@@ -169,11 +170,11 @@ func printSummary(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRe
 	if err != nil {
 		return err
 	}
-	var s steps.DocumentSummary
+	var s analyze.DocumentSummary
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
-	return steps.WriteSummaryText(w, s)
+	return stageoutput.WriteSummaryText(w, s)
 }
 
 func showJSON(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, ref pipeline.WorkflowRef, d workflowDetail, w io.Writer) error {

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awslambdaapi "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -96,6 +97,7 @@ func openRegistry(ctx context.Context, getenv func(string) string, logger *slog.
 		PDFBackend: getenv(backend.EnvPDFBackend), Logger: logger, Parallelism: parallelism,
 		PipelineDir: pipelineDir, Lambda: awslambda.Invoker{Client: awslambdaapi.NewFromConfig(cfg)},
 		Transcriber: transcriber, OCR: ocrEngine,
+		AIModels: backend.AIClients(func(context.Context) (aws.Config, error) { return cfg, nil }, getenv),
 	})
 	return reg, clients, err
 }

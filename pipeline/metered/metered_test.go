@@ -9,6 +9,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/metered"
+	"github.com/docpipe/docpipe/pipeline/repotest"
 	"github.com/docpipe/docpipe/pipeline/table"
 	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
@@ -17,14 +18,16 @@ import (
 // as the drivers they wrap, and they count.
 func TestMeteredTableConforms(t *testing.T) {
 	var m metered.Meter
-	tabletest.Exercise(t, func(t *testing.T) table.Table {
+	newTable := func(t *testing.T) table.Table {
 		tbl, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { tbl.Close() })
 		return m.Table(tbl)
-	})
+	}
+	tabletest.Exercise(t, newTable)
+	repotest.Exercise(t, newTable)
 	t.Cleanup(func() { // after the parallel subtests
 		if c := m.Counts(); c.TableReads == 0 || c.TableWrites == 0 {
 			t.Errorf("counts = %+v", c)

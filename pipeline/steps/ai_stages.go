@@ -5,25 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
-	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
-
-// aiDocumentOutput is a document-scope analysis's stored output.
-type aiDocumentOutput struct {
-	Output   json.RawMessage `json:"output"`
-	Model    string          `json:"model"`
-	Usage    ai.Usage        `json:"usage"`
-	Requests int             `json:"requests"`
-	Segments int             `json:"segments"`
-}
 
 // aiStage is the handler of an analysis builtin: per batch at segment
 // scope (through the segment runner), once at document scope.
@@ -31,35 +19,22 @@ func (h *handlers) aiStage(builtin string) pipeline.Handler {
 	return documentOrBatch(h.wrap(builtin, h.aiDocument), h.batch(builtin, h.segmentStage(aiKind{})))
 }
 
-// aiModel builds the stage's model from its settings.
+// aiModel makes the stage's model from its settings, through the model
+// clients the binary chose.
 func (h *handlers) aiModel(ctx context.Context, st pipeline.Stage) (ai.Model, ai.Settings, error) {
 	provider, _ := pipelinefile.AIProvider(st.Run.Builtin)
 	s, probs := ai.ParseSettings(provider, st.Settings)
 	if len(probs) > 0 {
 		return nil, s, &steperr.InvalidInputError{Reason: fmt.Sprintf("stage %s: %s", st.Name, probs[0].Msg)}
 	}
-	if h.AIModel != nil {
-		m, err := h.AIModel(ctx, st.Run.Builtin, s)
-		return m, s, err
+	if h.AIModels == nil {
+		return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: no model clients are configured for analysis stages", st.Name)}
 	}
-	switch provider {
-	case ai.ProviderBedrock:
-		cfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: AWS configuration: %v", st.Name, err)}
-		}
-		return &ai.Bedrock{Client: ai.NewBedrockClient(cfg, s.Region, 0), ModelID: s.Model, MaxTokens: s.MaxTokens,
-			Temperature: s.Temperature, Structured: s.ResponseFormat == ai.FormatJSONSchema}, s, nil
-	default:
-		key := ""
-		if s.APIKeyEnv != "" {
-			if key = os.Getenv(s.APIKeyEnv); key == "" {
-				return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: the environment variable %s that holds the API key is not set", st.Name, s.APIKeyEnv)}
-			}
-		}
-		return &ai.OpenAI{BaseURL: s.BaseURL, Model: s.Model, APIKey: key, MaxTokens: s.MaxTokens,
-			Temperature: s.Temperature, Format: s.ResponseFormat, HTTP: h.HTTPClient}, s, nil
+	m, err := h.AIModels.Model(ctx, provider, s)
+	if err != nil {
+		return nil, s, &steperr.StageFailedError{Reason: fmt.Sprintf("stage %s: %v", st.Name, err)}
 	}
+	return m, s, nil
 }
 
 // aiTask is the part of every task of a workflow: the project's prompt,
@@ -178,7 +153,7 @@ func (h *handlers) aiDocument(ctx context.Context, in pipeline.StepInput, pipe *
 		}
 		return outcome{}, err
 	}
-	out := aiDocumentOutput{Output: res.Output, Model: model.Name(), Usage: res.Usage, Requests: res.Requests, Segments: len(task.Parts)}
+	out := stageoutput.AIDocument{Output: res.Output, Model: model.Name(), Usage: res.Usage, Requests: res.Requests, Segments: len(task.Parts)}
 	if err := h.putJSON(ctx, pipeline.StageOutputBlobKey(in.Workflow, st.Name), out); err != nil {
 		return outcome{}, err
 	}
@@ -188,67 +163,4 @@ func (h *handlers) aiDocument(ctx context.Context, in pipeline.StepInput, pipe *
 func isAIBuiltin(name string) bool {
 	_, ok := pipelinefile.AIProvider(name)
 	return ok
-}
-
-// AIUsage sums the tokens a workflow's analysis stages billed, by model
-// id, from their stored outputs; a stage that has not run adds nothing.
-func AIUsage(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, def pipeline.Definition) (map[string]ai.Usage, error) {
-	get := func(key string) ([]byte, error) {
-		raw, err := blob.GetBytes(ctx, blobs, key, maxArtifactBytes)
-		if errors.Is(err, blob.ErrNotFound) {
-			return nil, nil
-		}
-		return raw, err
-	}
-	usage := map[string]ai.Usage{}
-	var manifest []pipeline.Batch
-	for _, st := range def.Stages {
-		if st.Run.Kind() != pipeline.RunBuiltin || !isAIBuiltin(st.Run.Builtin) {
-			continue
-		}
-		if st.Scope != pipeline.ScopeSegment {
-			raw, err := get(pipeline.StageOutputBlobKey(ref, st.Name))
-			if err != nil {
-				return usage, err
-			}
-			if raw == nil {
-				continue
-			}
-			var out aiDocumentOutput
-			if err := json.Unmarshal(raw, &out); err != nil {
-				return usage, fmt.Errorf("stage %s output: %w", st.Name, err)
-			}
-			usage[out.Model] = usage[out.Model].Add(out.Usage)
-			continue
-		}
-		if manifest == nil {
-			raw, err := get(pipeline.ManifestBlobKey(ref))
-			if err != nil {
-				return usage, err
-			}
-			if raw == nil {
-				continue // never split into segments: no segment ran
-			}
-			if err := json.Unmarshal(raw, &manifest); err != nil {
-				return usage, fmt.Errorf("manifest: %w", err)
-			}
-		}
-		for _, b := range manifest {
-			key := pipeline.StageBatchBlobKey(ref, st.Name, b.Batch)
-			raw, err := get(key)
-			if err != nil {
-				return usage, err
-			}
-			lines, err := decodeStageLines(key, raw)
-			if err != nil {
-				return usage, err
-			}
-			for _, l := range lines {
-				if l.Model != "" {
-					usage[l.Model] = usage[l.Model].Add(l.Usage)
-				}
-			}
-		}
-	}
-	return usage, nil
 }

@@ -23,14 +23,6 @@ const ocrFailedPrefix = "OCR failed"
 // analysis lives in the batch blob.
 const segmentKeywords = 5
 
-// BatchEntry is one segment's record in a batch analysis blob.
-type BatchEntry struct {
-	Index  int                    `json:"index"`
-	Status pipeline.SegmentStatus `json:"status"`
-	Error  string                 `json:"error,omitempty"`
-	Result *analyze.SegmentResult `json:"result,omitempty"`
-}
-
 // analyzerKind is the builtin segment_analyzer: keywords, entities,
 // language and a short summary per segment, computed in process.
 type analyzerKind struct{}
@@ -82,7 +74,7 @@ func analyzeOne(_ context.Context, c segmentCall) (a segmentAnswer, err error) {
 // graph, the summary and the dashboard read.
 type analysisStore struct{}
 
-// rawEntry is a BatchEntry whose result stays encoded.
+// rawEntry is a stageoutput.BatchEntry whose result stays encoded.
 type rawEntry struct {
 	Index  int                    `json:"index"`
 	Status pipeline.SegmentStatus `json:"status"`

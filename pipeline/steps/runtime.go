@@ -26,7 +26,6 @@ import (
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/stagerun"
 	"github.com/docpipe/docpipe/pipeline/steperr"
-	"github.com/docpipe/docpipe/pipeline/table"
 	"github.com/docpipe/docpipe/pipeline/transcribe"
 )
 
@@ -60,9 +59,9 @@ type Deps struct {
 	// analysed, blobs written). 0 means one per usable processor.
 	Parallelism int
 	Logger      *slog.Logger
-	// AIModel builds the model of an analysis stage from its settings; nil
-	// builds the real client (Bedrock, an OpenAI-compatible endpoint).
-	AIModel func(ctx context.Context, builtin string, s ai.Settings) (ai.Model, error)
+	// AIModels make the model of an analysis stage from its settings
+	// (cmd/* choose the clients behind them); nil fails analysis stages.
+	AIModels ai.Models
 }
 
 func (d Deps) parallelism() int {
@@ -434,25 +433,8 @@ func safeRun(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline,
 	return body(ctx, in, pipe)
 }
 
-// storageErr classifies a table or blob failure. An error that already
-// carries a step error type keeps it; a lost condition race is a bug or a
-// race this step cannot win (unexpected, not retried); cancellation stays
-// as it is; anything else — network faults, throttling, 5xx — is transient
-// and worth a retry.
-func storageErr(what string, err error) error {
-	var unexpected *steperr.UnexpectedError
-	switch {
-	case steperr.Name(err) != steperr.NameUnexpected || errors.As(err, &unexpected):
-		return err
-	case errors.Is(err, context.Canceled):
-		return err
-	case errors.Is(err, table.ErrConditionFailed):
-		return &steperr.UnexpectedError{Reason: fmt.Sprintf("%s: %v", what, err)}
-	case errors.Is(err, table.ErrNotFound):
-		return &steperr.InvalidInputError{Reason: fmt.Sprintf("%s: %v", what, err)}
-	}
-	return &steperr.TransientError{Reason: fmt.Sprintf("%s: %v", what, err)}
-}
+// storageErr is the handlers' name for steperr.Storage.
+func storageErr(what string, err error) error { return steperr.Storage(what, err) }
 
 // downloadSource returns the workflow's original document as a file to
 // read (extractors and poppler read files) and a cleanup function.

@@ -2,7 +2,6 @@ package steps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,32 +12,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
-	"github.com/docpipe/docpipe/pipeline/table"
 )
-
-// Storage faults must be retried; typed and condition errors must not.
-func TestStorageErrClassification(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{errors.New("503 SlowDown"), steperr.NameTransient},
-		{fmt.Errorf("put: %w", errors.New("connection reset")), steperr.NameTransient},
-		{fmt.Errorf("tx: %w", table.ErrConditionFailed), steperr.NameUnexpected},
-		{fmt.Errorf("get: %w", table.ErrNotFound), steperr.NameInvalidInput},
-		{fmt.Errorf("tx: %w", table.ErrTransactionConflict), steperr.NameTransient},
-		{&steperr.InvalidDocumentError{Reason: "x"}, steperr.NameInvalidDocument},
-		{&steperr.UnexpectedError{Reason: "x"}, steperr.NameUnexpected},
-		{&steperr.TransientError{Reason: "x"}, steperr.NameTransient},
-	} {
-		if got := steperr.Name(storageErr("op", tc.err)); got != tc.want {
-			t.Errorf("storageErr(%v) is %s, want %s", tc.err, got, tc.want)
-		}
-	}
-	if err := storageErr("op", context.Canceled); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancellation must stay cancellation, got %v", err)
-	}
-}
 
 func TestBuildManifest(t *testing.T) {
 	got := BuildManifest(250, 100)

@@ -1,8 +1,6 @@
 package steps
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,27 +8,18 @@ import (
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
-	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 	"github.com/docpipe/docpipe/pipeline/transcribe"
 )
 
-// stageLine is one segment's line in a segment stage's batch results:
-// its output, or why the stage failed it, and for an AI analysis the
-// model and what it billed.
-type stageLine struct {
-	Index    int             `json:"index"`
-	Output   json.RawMessage `json:"output,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Model    string          `json:"model,omitempty"`
-	Usage    ai.Usage        `json:"usage,omitzero"`
-	Requests int             `json:"requests,omitempty"`
-}
+// stageLine is one segment's line in a segment stage's batch results.
+type stageLine = stageoutput.Line
 
 // replacementText is the "text" a segment stage's output replaces the
 // segment text with, if it has one.
-func (l stageLine) replacementText() (string, bool) {
+func replacementText(l stageLine) (string, bool) {
 	var out struct {
 		Text *string `json:"text"`
 	}
@@ -63,11 +52,11 @@ func (linesStore) load(ctx context.Context, h *handlers, key string) (map[int]st
 	if err != nil || !found {
 		return nil, err
 	}
-	return decodeStageLines(key, raw)
+	return stageoutput.DecodeLines(key, raw)
 }
 
 func (linesStore) save(ctx context.Context, h *handlers, key string, lines []stageLine) error {
-	raw, err := encodeStageLines(lines)
+	raw, err := stageoutput.EncodeLines(lines)
 	if err != nil {
 		return err
 	}
@@ -75,41 +64,6 @@ func (linesStore) save(ctx context.Context, h *handlers, key string, lines []sta
 		return storageErr("write stage output", err)
 	}
 	return nil
-}
-
-// decodeStageLines parses a batch's JSON Lines by segment index: the one
-// reader of them, with one policy for a corrupt line.
-func decodeStageLines(key string, raw []byte) (map[int]stageLine, error) {
-	lines := map[int]stageLine{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, len(raw)+1)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var l stageLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
-		}
-		lines[l.Index] = l
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
-	}
-	return lines, nil
-}
-
-// encodeStageLines writes lines in index order as JSON Lines.
-func encodeStageLines(lines []stageLine) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	for _, l := range lines {
-		if err := enc.Encode(l); err != nil {
-			return nil, err
-		}
-	}
-	return buf.Bytes(), nil
 }
 
 // segmentView is a batch as the segment stages before one stage left it:
@@ -135,7 +89,7 @@ func (h *handlers) batchView(ctx context.Context, ref pipeline.WorkflowRef, stag
 		for i, l := range lines {
 			if l.Error != "" {
 				v.fail(i, l.Error)
-			} else if text, ok := l.replacementText(); ok {
+			} else if text, ok := replacementText(l); ok {
 				v.text[i] = text
 			}
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // chatImitation answers chat.completions with the recorded fixture and
@@ -59,7 +59,7 @@ func (c *chatImitation) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // An OpenAI-compatible analysis per segment and one over the document's
 // summaries run through the engine; each stores its answers with the
-// model and the tokens billed, and AIUsage adds them up.
+// model and the tokens billed, and stageoutput.AIUsage adds them up.
 func TestOpenAIAnalyzerStagesEndToEnd(t *testing.T) {
 	fixture, err := os.ReadFile("../../pipeline/ai/testdata/openai_chat_completion.json")
 	if err != nil {
@@ -149,12 +149,95 @@ stages:
 		t.Errorf("%d chat requests for %d segments and one document", len(chat.users), segments)
 	}
 
-	usage, err := steps.AIUsage(context.Background(), r.blobs, ref, def)
+	usage, err := stageoutput.AIUsage(context.Background(), r.blobs, ref, def)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := ai.Usage{InputTokens: 1117 * int64(segments+1), OutputTokens: 46 * int64(segments+1)}
 	if len(usage) != 1 || usage["llama3.1:8b"] != want {
 		t.Errorf("usage %+v, want %+v for llama3.1:8b", usage, want)
+	}
+}
+
+// countingModels hands every analysis stage the same scripted model and
+// counts what it is asked for.
+type countingModels struct {
+	mu     sync.Mutex
+	made   []string // provider and model id, per model made
+	chats  int
+	answer string
+}
+
+func (c *countingModels) Model(_ context.Context, p ai.Provider, s ai.Settings) (ai.Model, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.made = append(c.made, string(p)+" "+s.Model)
+	return scriptedModel{c}, nil
+}
+
+type scriptedModel struct{ c *countingModels }
+
+func (m scriptedModel) Name() string { return "scripted" }
+
+func (m scriptedModel) Chat(context.Context, ai.Chat) (ai.Reply, error) {
+	m.c.mu.Lock()
+	defer m.c.mu.Unlock()
+	m.c.chats++
+	return ai.Reply{Text: m.c.answer, Usage: ai.Usage{InputTokens: 10, OutputTokens: 2}}, nil
+}
+
+const bedrockPipeline = `
+name: ai
+stages:
+  - name: analyse
+    scope: segment
+    run: {builtin: bedrock_analyzer}
+    settings: {model: anthropic.claude-test}
+  - name: overview
+    scope: document
+    needs: [analyse]
+    run: {builtin: bedrock_analyzer}
+    settings: {model: anthropic.claude-test}
+`
+
+// Analysis stages make their models through the clients the binary hands
+// them, never a client of their own: every request of a Bedrock pipeline
+// reaches the scripted model, and nothing else is asked.
+func TestAnalysisStagesUseTheModelsTheyAreHanded(t *testing.T) {
+	models := &countingModels{answer: `{"summary": "A lease.", "keywords": ["lease"], "entities": []}`}
+	r := newUserRigWith(t, writePipeline(t, bedrockPipeline, nil), models)
+	ref, prog := r.run(t, sample("notes.md"))
+	wantCompleted(t, prog)
+	segments := prog.TotalSegments
+	if segments < 2 {
+		t.Fatalf("want several segments: %+v", prog)
+	}
+	if models.chats != segments+1 {
+		t.Errorf("the scripted model answered %d chats for %d segments and one document", models.chats, segments)
+	}
+	for _, m := range models.made {
+		if m != string(ai.ProviderBedrock)+" anthropic.claude-test" {
+			t.Errorf("model made for %q", m)
+		}
+	}
+	if len(models.made) == 0 {
+		t.Error("no model was made through the clients handed over")
+	}
+	usage, err := stageoutput.AIUsage(context.Background(), r.blobs, ref, r.def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ai.Usage{InputTokens: 10 * int64(segments+1), OutputTokens: 2 * int64(segments+1)}); usage["scripted"] != want {
+		t.Errorf("usage %+v, want %+v for the scripted model", usage, want)
+	}
+}
+
+// Without model clients an analysis stage fails, saying so, rather than
+// reaching for a client itself.
+func TestAnalysisStageWithoutModelsFails(t *testing.T) {
+	r := newUserRigWith(t, writePipeline(t, bedrockPipeline, nil), nil)
+	_, prog := r.run(t, sample("notes.md"))
+	if prog.Status != pipeline.WorkflowFailed || !strings.Contains(prog.Error, "no model clients are configured") {
+		t.Errorf("status %s, error %q", prog.Status, prog.Error)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 	"github.com/docpipe/docpipe/pipeline/steps"
 	"github.com/docpipe/docpipe/pipeline/table"
 	"github.com/docpipe/docpipe/statemachine/embedded"
@@ -234,7 +235,7 @@ func TestFailedSegmentsRerun(t *testing.T) {
 	if prog.Status != pipeline.WorkflowCompleted || prog.SegmentsFailed != 0 || prog.SegmentsDone != prog.TotalSegments {
 		t.Errorf("after re-run: %+v", prog)
 	}
-	var batch1 []steps.BatchEntry
+	var batch1 []stageoutput.BatchEntry
 	raw, err := blob.GetBytes(ctx, hiding.Store, pipeline.BatchAnalysisBlobKey(reg.Ref(), 1), 1<<20)
 	if err != nil || json.Unmarshal(raw, &batch1) != nil || len(batch1) != 2 {
 		t.Fatalf("batch 1 analysis: %s, %v", raw, err)

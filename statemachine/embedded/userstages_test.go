@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
@@ -32,6 +33,13 @@ type userRig struct {
 }
 
 func newUserRig(t *testing.T, def pipeline.Definition) userRig {
+	t.Helper()
+	return newUserRigWith(t, def, ai.Clients{Getenv: os.Getenv})
+}
+
+// newUserRigWith is newUserRig whose analysis stages make their models
+// through models.
+func newUserRigWith(t *testing.T, def pipeline.Definition, models ai.Models) userRig {
 	t.Helper()
 	if err := pipelinefile.Validate(def, pipelinefile.TargetEmbedded); err != nil {
 		t.Fatal(err)
@@ -54,7 +62,7 @@ func newUserRig(t *testing.T, def pipeline.Definition) userRig {
 	pipes := pipeline.NewStaticPipelines(pipelinefile.Default())
 	pipes.Add(def.Name, 1, def)
 	reg := pipeline.NewRegistry()
-	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipes, PDF: pdf, TempDir: dir})
+	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipes, PDF: pdf, TempDir: dir, AIModels: models})
 	eng, err := embedded.New(reg, blobs, embedded.Options{})
 	if err != nil {
 		t.Fatal(err)

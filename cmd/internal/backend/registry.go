@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
 	"github.com/docpipe/docpipe/pipeline/ocr"
@@ -41,6 +43,10 @@ type StepOptions struct {
 	Transcriber transcribe.Engine
 	// OCR recognises page images; nil: tesseract on this machine.
 	OCR ocr.Engine
+	// AIModels make the models of analysis stages; nil: AIClients over
+	// the AWS configuration, loaded when a Bedrock stage first needs it,
+	// and this process's environment.
+	AIModels ai.Models
 }
 
 // Registry builds the step handlers over b: every builtin, the generic
@@ -74,6 +80,9 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 	if o.OCR == nil {
 		o.OCR = ocr.NewTesseract()
 	}
+	if o.AIModels == nil {
+		o.AIModels = AIClients(AWSConfigOnce(nil), os.Getenv)
+	}
 	steps.Register(reg, steps.Deps{
 		Repo:        b.Repo,
 		Blobs:       b.Blobs,
@@ -87,6 +96,7 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 		Parallelism: o.Parallelism,
 		Logger:      o.Logger,
 		Lambda:      o.Lambda,
+		AIModels:    o.AIModels,
 	})
 	return reg, nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // Paging bounds of the list routes.
@@ -267,7 +267,7 @@ func (s *Server) loadSegment(r *http.Request, id string, index int) (segmentDeta
 		if err != nil && !errors.Is(err, blob.ErrNotFound) {
 			return segmentDetail{}, err
 		}
-		var entries []steps.BatchEntry
+		var entries []stageoutput.BatchEntry
 		if err == nil && json.Unmarshal(raw, &entries) == nil {
 			for _, e := range entries {
 				if e.Index == index && e.Result != nil {

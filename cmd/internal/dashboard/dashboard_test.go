@@ -21,7 +21,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // fakeStarter registers uploads without running them and records re-runs.
@@ -106,14 +106,14 @@ func (b *testBundle) addSegments(t testing.TB, reg pipeline.Registration, n int)
 	ref := reg.Ref()
 	batchKey := pipeline.BatchAnalysisBlobKey(ref, 1)
 	segs := make([]pipeline.Segment, n)
-	entries := make([]steps.BatchEntry, n)
+	entries := make([]stageoutput.BatchEntry, n)
 	for i := range segs {
 		idx := i + 1
 		segs[i] = pipeline.Segment{WorkflowID: ref.WorkflowID, Index: idx, Kind: "page", Status: pipeline.SegmentDone, TextKey: pipeline.SegmentTextBlobKey(ref, idx), ResultKey: batchKey, Chars: 20}
 		if err := blob.PutBytes(ctx, b.blobs, segs[i].TextKey, fmt.Appendf(nil, "text of segment %d", idx)); err != nil {
 			t.Fatal(err)
 		}
-		entries[i] = steps.BatchEntry{Index: idx, Status: pipeline.SegmentDone, Result: &analyze.SegmentResult{Language: "en", Keywords: []analyze.Keyword{{Term: fmt.Sprintf("kw%d", idx), Count: 2}}}}
+		entries[i] = stageoutput.BatchEntry{Index: idx, Status: pipeline.SegmentDone, Result: &analyze.SegmentResult{Language: "en", Keywords: []analyze.Keyword{{Term: fmt.Sprintf("kw%d", idx), Count: 2}}}}
 	}
 	raw, _ := json.Marshal(entries)
 	if err := blob.PutBytes(ctx, b.blobs, batchKey, raw); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/review"
 )
 
 // maxReviewOutputBytes bounds one output the review page reads to show;
@@ -80,7 +80,7 @@ func (s *Server) loadReviewContent(ctx context.Context, v pipeline.Review) (revi
 		for i, sentence := range sum.Summary {
 			texts[i] = sentence.Text
 		}
-		f := newEditField(steps.EditSummary, "Summary", strings.Join(texts, " "))
+		f := newEditField(review.EditSummary, "Summary", strings.Join(texts, " "))
 		f.Long = true
 		c.Summary = &f
 	}
@@ -139,7 +139,7 @@ func outputFields(def pipeline.Definition, stage string, raw []byte) ([]editFiel
 			return nil, fmt.Errorf("its output is not valid JSON: %w", err)
 		}
 		edit := stage + "." + name
-		if steps.CheckReviewEdit(def, edit) != nil {
+		if review.CheckEdit(def, edit) != nil {
 			return nil, nil
 		}
 		fields = append(fields, newEditField(edit, name, editValue(value)))

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/review"
 )
 
 // reviewerCookie keeps the name a person typed on the reviews page; the
@@ -240,7 +240,7 @@ func (s *Server) apiReviewAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	v, err := steps.Decide(r.Context(), s.opts.Repo, s.opts.Blobs, s.opts.ReviewCallback, id, d)
+	v, err := review.Decide(r.Context(), s.opts.Repo, s.opts.Blobs, s.opts.ReviewCallback, id, d)
 	if err != nil {
 		s.writeReviewFailure(w, r, err)
 		return
@@ -270,7 +270,7 @@ func (s *Server) checkEdits(r *http.Request, wf, stage string, edits map[string]
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(edits)) {
-		if err := steps.CheckReviewEdit(def, name); err != nil {
+		if err := review.CheckEdit(def, name); err != nil {
 			return badEditError{name, err}
 		}
 	}

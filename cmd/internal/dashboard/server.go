@@ -18,7 +18,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
-	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/pipeline/review"
 )
 
 // Starter turns uploads into analyses and re-runs failed ones. The local
@@ -69,7 +69,7 @@ type Options struct {
 	Logger       *slog.Logger
 	// ReviewCallback answers the Step Functions task a decided review
 	// holds the token of (nil on the embedded engine).
-	ReviewCallback steps.TaskCallback
+	ReviewCallback review.TaskCallback
 	// OnReviewDecided, when set, hears of each decision made here: the
 	// local engine resumes the parked workflow.
 	OnReviewDecided func(pipeline.Review)

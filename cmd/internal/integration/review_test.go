@@ -16,8 +16,8 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/review"
 	"github.com/docpipe/docpipe/pipeline/steperr"
-	"github.com/docpipe/docpipe/pipeline/steps"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
@@ -63,7 +63,7 @@ func TestReviewThroughStepFunctions(t *testing.T) {
 
 	approved := d.upload(t, filepath.Join(samplesDir, "notes.md"))
 	v := d.parked(t, approved)
-	if _, err := steps.Decide(ctx, d.B.Repo, d.B.Blobs, callback, v.ID, pipeline.Decision{Action: pipeline.ActionApprove, By: "alice", Edits: map[string]string{"summary": "Checked by alice."}}); err != nil {
+	if _, err := review.Decide(ctx, d.B.Repo, d.B.Blobs, callback, v.ID, pipeline.Decision{Action: pipeline.ActionApprove, By: "alice", Edits: map[string]string{"summary": "Checked by alice."}}); err != nil {
 		t.Fatal(err)
 	}
 	if ex := d.wait(t, approved.ExecutionID); ex.Status != sfntypes.ExecutionStatusSucceeded {
@@ -83,7 +83,7 @@ func TestReviewThroughStepFunctions(t *testing.T) {
 
 	rejected := d.uploadBytes(t, "rejected.txt", []byte("A document alice refuses.\n\nIt has two sections.\n"))
 	v = d.parked(t, rejected)
-	if _, err := steps.Decide(ctx, d.B.Repo, d.B.Blobs, callback, v.ID, pipeline.Decision{Action: pipeline.ActionReject, By: "alice", Comment: "wrong customer"}); err != nil {
+	if _, err := review.Decide(ctx, d.B.Repo, d.B.Blobs, callback, v.ID, pipeline.Decision{Action: pipeline.ActionReject, By: "alice", Comment: "wrong customer"}); err != nil {
 		t.Fatal(err)
 	}
 	ex := d.wait(t, rejected.ExecutionID)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline/driver/awstest"
 	"github.com/docpipe/docpipe/pipeline/driver/dynamotable"
+	"github.com/docpipe/docpipe/pipeline/repotest"
 	"github.com/docpipe/docpipe/pipeline/table"
 	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
@@ -15,7 +16,9 @@ func TestConformance(t *testing.T) {
 	// A table per subtest, although the suite could share one: moto copies
 	// a whole table (stream records included) on every transaction, so one
 	// shared table makes the suite quadratic there.
-	tabletest.Exercise(t, func(t *testing.T) table.Table {
+	newTable := func(t *testing.T) table.Table {
 		return dynamotable.New(client, awstest.Table(t, client))
-	}, tabletest.Reduced())
+	}
+	tabletest.Exercise(t, newTable, tabletest.Reduced())
+	repotest.Exercise(t, newTable, tabletest.Reduced())
 }

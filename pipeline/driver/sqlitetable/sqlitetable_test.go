@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/repotest"
 	"github.com/docpipe/docpipe/pipeline/table"
 	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
@@ -22,7 +23,9 @@ func openTable(t testing.TB) *sqlitetable.Table {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	tabletest.Exercise(t, func(t *testing.T) table.Table { return openTable(t) })
+	newTable := func(t *testing.T) table.Table { return openTable(t) }
+	tabletest.Exercise(t, newTable)
+	repotest.Exercise(t, newTable)
 }
 
 func TestConformanceInMemory(t *testing.T) {
@@ -33,7 +36,9 @@ func TestConformanceInMemory(t *testing.T) {
 	}
 	t.Cleanup(func() { tb.Close() })
 	// One shared table for every subtest, as on a remote emulator.
-	tabletest.Exercise(t, func(t *testing.T) table.Table { return tb }, tabletest.Reduced(), tabletest.Sequential())
+	shared := func(t *testing.T) table.Table { return tb }
+	tabletest.Exercise(t, shared, tabletest.Reduced(), tabletest.Sequential())
+	repotest.Exercise(t, shared, tabletest.Reduced(), tabletest.Sequential())
 }
 
 // Two handles on one file (two processes, in effect) serialise their

@@ -1,11 +1,13 @@
 // Package tabletest is the conformance suite every table.Table driver runs:
 // SQLite and DynamoDB pass the very same tests. It speaks only through
-// table.Table and pipeline.Repository, creates what each test needs under
-// fresh ids, and never depends on the table being empty, so it can run
-// against one shared table on a remote emulator.
+// table.Table, creates what each test needs under fresh keys, and never
+// depends on the table being empty, so it can run against one shared table
+// on a remote emulator. The Repository's suite over the same drivers is
+// pipeline/repotest, tuned by the same options.
 package tabletest
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"reflect"
@@ -14,23 +16,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
 // Option tunes the suite.
-type Option func(*config)
+type Option func(*Config)
 
-type config struct {
-	racers     int  // workers racing one change
-	segments   int  // segments written and paged through
-	sequential bool // run racing workers one after another
+// Config is what the options set.
+type Config struct {
+	Racers     int  // workers racing one change
+	Segments   int  // segments written and paged through
+	Sequential bool // run racing workers one after another
+}
+
+// Configure applies opts to the defaults (50 racers, 2,600 segments),
+// which are what a local driver must pass.
+func Configure(opts ...Option) Config {
+	cfg := Config{Racers: 50, Segments: 2600}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
 }
 
 // Reduced lowers the counts of the heavy tests for a slow remote emulator.
-// The defaults (50 racers, 2,600 segments) are what a local driver must pass.
 func Reduced() Option {
-	return func(c *config) { c.racers, c.segments = 12, 260 }
+	return func(c *Config) { c.Racers, c.Segments = 12, 260 }
 }
 
 // Sequential runs the workers of the racing tests one after another instead
@@ -39,12 +50,12 @@ func Reduced() Option {
 // repeated changes apply once and count once. SQLite and DynamoDB itself
 // must pass without it.
 func Sequential() Option {
-	return func(c *config) { c.sequential = true }
+	return func(c *Config) { c.Sequential = true }
 }
 
-// race runs fn n times, concurrently unless the config says sequential.
-func (c config) race(n int, fn func(worker int)) {
-	if c.sequential {
+// Race runs fn n times, concurrently unless the config says sequential.
+func (c Config) Race(n int, fn func(worker int)) {
+	if c.Sequential {
 		for w := range n {
 			fn(w)
 		}
@@ -62,26 +73,14 @@ func (c config) race(n int, fn func(worker int)) {
 	wg.Wait()
 }
 
-// Exercise runs the whole suite. newTable is called once per subtest and may
+// Exercise runs the suite. newTable is called once per subtest and may
 // return the same shared table every time.
 func Exercise(t *testing.T, newTable func(t *testing.T) table.Table, opts ...Option) {
 	t.Helper()
-	cfg := config{racers: 50, segments: 2600}
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := Configure(opts...)
 	t.Run("Table", func(t *testing.T) {
 		t.Parallel()
 		for _, tc := range tableTests {
-			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
-				tc.fn(t, newTable(t), cfg)
-			})
-		}
-	})
-	t.Run("Repository", func(t *testing.T) {
-		t.Parallel()
-		for _, tc := range slices.Concat(repositoryTests, outboxTests, pipelineTests, evalTests) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				tc.fn(t, newTable(t), cfg)
@@ -92,7 +91,7 @@ func Exercise(t *testing.T, newTable func(t *testing.T) table.Table, opts ...Opt
 
 var tableTests = []struct {
 	name string
-	fn   func(t *testing.T, tb table.Table, cfg config)
+	fn   func(t *testing.T, tb table.Table, cfg Config)
 }{
 	{"GetMissing", testGetMissing},
 	{"PutGetNormalizes", testPutGetNormalizes},
@@ -118,7 +117,7 @@ var tableTests = []struct {
 // ---- helpers ----
 
 // newPK returns a partition key no other test (or run) uses.
-func newPK(kind string) string { return "tabletest#" + kind + "#" + pipeline.NewID() }
+func newPK(kind string) string { return "tabletest#" + kind + "#" + rand.Text() }
 
 func key(pk, sk string) table.Key { return table.Key{PK: pk, SK: sk} }
 
@@ -130,14 +129,16 @@ func item(pk, sk string, attrs ...any) table.Item {
 	return it
 }
 
-func mustPut(t *testing.T, tb table.Table, it table.Item) {
+// MustPut puts it unconditionally, failing the test on an error.
+func MustPut(t *testing.T, tb table.Table, it table.Item) {
 	t.Helper()
 	if err := tb.Put(t.Context(), it, nil); err != nil {
 		t.Fatalf("Put %s: %v", it.Key(), err)
 	}
 }
 
-func mustGet(t *testing.T, tb table.Table, k table.Key) table.Item {
+// MustGet reads the item under k, failing the test on an error.
+func MustGet(t *testing.T, tb table.Table, k table.Key) table.Item {
 	t.Helper()
 	it, err := tb.Get(t.Context(), k)
 	if err != nil {
@@ -146,7 +147,8 @@ func mustGet(t *testing.T, tb table.Table, k table.Key) table.Item {
 	return it
 }
 
-func wantMissing(t *testing.T, tb table.Table, k table.Key) {
+// WantMissing fails the test unless no item is under k.
+func WantMissing(t *testing.T, tb table.Table, k table.Key) {
 	t.Helper()
 	if it, err := tb.Get(t.Context(), k); !errors.Is(err, table.ErrNotFound) {
 		t.Fatalf("Get %s = %v, %v; want ErrNotFound", k, it, err)
@@ -160,15 +162,17 @@ func wantCondFailed(t *testing.T, what string, err error) {
 	}
 }
 
-func wantEqual(t *testing.T, what string, got, want any) {
+// WantEqual fails the test unless got deeply equals want.
+func WantEqual(t *testing.T, what string, got, want any) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s = %#v, want %#v", what, got, want)
 	}
 }
 
-// queryAll follows every page of q.
-func queryAll(t *testing.T, tb table.Table, q table.Query) []table.Item {
+// QueryAll follows every page of q, checking that no page is over its
+// limit.
+func QueryAll(t *testing.T, tb table.Table, q table.Query) []table.Item {
 	t.Helper()
 	var out []table.Item
 	for range 10000 {
@@ -204,14 +208,14 @@ func future() float64 { return float64(time.Now().Add(48 * time.Hour).Unix()) }
 
 // ---- basic reads and writes ----
 
-func testGetMissing(t *testing.T, tb table.Table, _ config) {
-	wantMissing(t, tb, key(newPK("missing"), "X"))
+func testGetMissing(t *testing.T, tb table.Table, _ Config) {
+	WantMissing(t, tb, key(newPK("missing"), "X"))
 }
 
 // testGetData: table.GetData decodes an item's data as Get and JSON
 // would, whether or not the driver reads it straight from stored text, and
 // misses what Get misses.
-func testGetData(t *testing.T, tb table.Table, _ config) {
+func testGetData(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	type inner struct {
 		X int `json:"x"`
@@ -226,7 +230,7 @@ func testGetData(t *testing.T, tb table.Table, _ config) {
 		Absent string           `json:"absent"`
 	}
 	pk := newPK("getdata")
-	mustPut(t, tb, item(pk, "A", "GSI1PK", "g", "GSI1SK", "s", "data", map[string]any{
+	MustPut(t, tb, item(pk, "A", "GSI1PK", "g", "GSI1SK", "s", "data", map[string]any{
 		"s": "text", "i": 42, "f": 1.5, "b": true, "list": []string{"a", "b"},
 		"nested": map[string]any{"k": map[string]any{"x": 9}}, "extra": "ignored",
 	}))
@@ -235,19 +239,19 @@ func testGetData(t *testing.T, tb table.Table, _ config) {
 		t.Fatalf("GetData: %v", err)
 	}
 	var viaGet entity
-	if err := table.DecodeData(mustGet(t, tb, key(pk, "A")), &viaGet); err != nil {
+	if err := table.DecodeData(MustGet(t, tb, key(pk, "A")), &viaGet); err != nil {
 		t.Fatal(err)
 	}
 	want := entity{S: "text", I: 42, F: 1.5, B: true, List: []string{"a", "b"}, Nested: map[string]inner{"k": {X: 9}}}
-	wantEqual(t, "GetData", got, want)
-	wantEqual(t, "Get then DecodeData", viaGet, want)
+	WantEqual(t, "GetData", got, want)
+	WantEqual(t, "Get then DecodeData", viaGet, want)
 
-	mustPut(t, tb, item(pk, "NODATA"))
+	MustPut(t, tb, item(pk, "NODATA"))
 	keep := entity{S: "kept"}
 	if err := table.GetData(ctx, tb, key(pk, "NODATA"), &keep); err != nil || keep.S != "kept" {
 		t.Fatalf("GetData of an item without data: %v, %+v (want it left as it was)", err, keep)
 	}
-	mustPut(t, tb, item(pk, "OLD", table.AttrTTL, expired(), "data", map[string]any{"s": "old"}))
+	MustPut(t, tb, item(pk, "OLD", table.AttrTTL, expired(), "data", map[string]any{"s": "old"}))
 	for _, k := range []table.Key{key(pk, "OLD"), key(pk, "MISSING")} {
 		if err := table.GetData(ctx, tb, k, &got); !errors.Is(err, table.ErrNotFound) {
 			t.Fatalf("GetData %s = %v, want ErrNotFound", k, err)
@@ -255,17 +259,17 @@ func testGetData(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testPutGetNormalizes(t *testing.T, tb table.Table, _ config) {
+func testPutGetNormalizes(t *testing.T, tb table.Table, _ Config) {
 	pk := newPK("put")
-	mustPut(t, tb, item(pk, "A", "data", map[string]any{
+	MustPut(t, tb, item(pk, "A", "data", map[string]any{
 		"s": "text", "i": 42, "i64": int64(-7), "f": 1.5, "b": true, "n": nil,
 		"list":   []any{1, "two", map[string]any{"three": 3}},
 		"nested": map[string]any{"deep": map[string]any{"x": uint8(9)}},
 		"strs":   []string{"a", "b"},
 		"empty":  map[string]any{},
 	}))
-	got := mustGet(t, tb, key(pk, "A"))
-	wantEqual(t, "item", got, table.Item{
+	got := MustGet(t, tb, key(pk, "A"))
+	WantEqual(t, "item", got, table.Item{
 		table.AttrPK: pk, table.AttrSK: "A",
 		"data": map[string]any{
 			"s": "text", "i": 42.0, "i64": -7.0, "f": 1.5, "b": true, "n": nil,
@@ -277,12 +281,12 @@ func testPutGetNormalizes(t *testing.T, tb table.Table, _ config) {
 	})
 	// The returned item is the caller's: changing it changes nothing stored.
 	got.Data()["s"] = "changed"
-	if s := mustGet(t, tb, key(pk, "A")).Data()["s"]; s != "text" {
+	if s := MustGet(t, tb, key(pk, "A")).Data()["s"]; s != "text" {
 		t.Fatalf("stored item changed through a returned copy: %v", s)
 	}
 }
 
-func testPutConditions(t *testing.T, tb table.Table, _ config) {
+func testPutConditions(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("putcond")
 	absent := table.NotExists{Path: table.AttrPK}
@@ -290,12 +294,12 @@ func testPutConditions(t *testing.T, tb table.Table, _ config) {
 		t.Fatalf("conditional create: %v", err)
 	}
 	wantCondFailed(t, "second create", tb.Put(ctx, item(pk, "A", "v", 2), absent))
-	if v := mustGet(t, tb, key(pk, "A"))["v"]; v != 1.0 {
+	if v := MustGet(t, tb, key(pk, "A"))["v"]; v != 1.0 {
 		t.Fatalf("failed put changed the item: v = %v", v)
 	}
 	// Unconditional put replaces the whole item, dropping old attributes.
-	mustPut(t, tb, item(pk, "A", "w", "new"))
-	wantEqual(t, "replaced", mustGet(t, tb, key(pk, "A")), item(pk, "A", "w", "new"))
+	MustPut(t, tb, item(pk, "A", "w", "new"))
+	WantEqual(t, "replaced", MustGet(t, tb, key(pk, "A")), item(pk, "A", "w", "new"))
 	// Optimistic concurrency on a field.
 	wantCondFailed(t, "put on stale value", tb.Put(ctx, item(pk, "A", "w", "x"), table.Equals{Path: "w", Value: "old"}))
 	if err := tb.Put(ctx, item(pk, "A", "w", "newer"), table.Equals{Path: "w", Value: "new"}); err != nil {
@@ -303,15 +307,15 @@ func testPutConditions(t *testing.T, tb table.Table, _ config) {
 	}
 	// A condition on a missing item sees every attribute absent.
 	wantCondFailed(t, "Exists on missing", tb.Put(ctx, item(pk, "B"), table.Exists{Path: table.AttrPK}))
-	wantMissing(t, tb, key(pk, "B"))
+	WantMissing(t, tb, key(pk, "B"))
 }
 
 // testConditions checks every condition type against one item, through a
 // transaction check, and a sample through the single-item operations.
-func testConditions(t *testing.T, tb table.Table, _ config) {
+func testConditions(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("cond")
-	mustPut(t, tb, item(pk, "X", "data", map[string]any{
+	MustPut(t, tb, item(pk, "X", "data", map[string]any{
 		"status": "pending", "n": 3, "tags": []any{"a", "b"},
 		"steps": map[string]any{"ocr": map[string]any{"status": "in_progress"}},
 		"m":     map[string]any{"k": 1, "j": "x"},
@@ -372,15 +376,15 @@ func testConditions(t *testing.T, tb table.Table, _ config) {
 		return err
 	}())
 	wantCondFailed(t, "Delete guarded by LessThan", tb.Delete(ctx, key(pk, "X"), table.LessThan{Path: "data.n", Value: 2}))
-	if got := mustGet(t, tb, key(pk, "X")).Data()["status"]; got != "pending" {
+	if got := MustGet(t, tb, key(pk, "X")).Data()["status"]; got != "pending" {
 		t.Fatalf("failed writes changed the item: status = %v", got)
 	}
 }
 
-func testUpdate(t *testing.T, tb table.Table, _ config) {
+func testUpdate(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("update")
-	mustPut(t, tb, item(pk, "S", "data", map[string]any{
+	MustPut(t, tb, item(pk, "S", "data", map[string]any{
 		"status": "pending", "count": 1, "keep": "me",
 		"steps": map[string]any{"ocr": map[string]any{"status": "pending", "label": "OCR"}, "graph": map[string]any{"status": "pending"}},
 	}, table.AttrGSI1PK, "g", table.AttrGSI1SK, "s"))
@@ -405,17 +409,17 @@ func testUpdate(t *testing.T, tb table.Table, _ config) {
 			"graph": map[string]any{},
 		},
 	}, table.AttrGSI1SK, "s", "top", 7.0)
-	wantEqual(t, "Update result", after, want)
-	wantEqual(t, "stored", mustGet(t, tb, key(pk, "S")), want)
+	WantEqual(t, "Update result", after, want)
+	WantEqual(t, "stored", MustGet(t, tb, key(pk, "S")), want)
 	// Set replaces a whole map when asked to.
 	after, err = tb.Update(ctx, key(pk, "S"), []table.Update{table.Set{Path: "data.steps", Value: map[string]any{}}}, nil)
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	wantEqual(t, "steps", after.Data()["steps"], map[string]any{})
+	WantEqual(t, "steps", after.Data()["steps"], map[string]any{})
 }
 
-func testUpdateUpsert(t *testing.T, tb table.Table, _ config) {
+func testUpdateUpsert(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("upsert")
 	after, err := tb.Update(ctx, key(pk, "N"), []table.Update{
@@ -426,19 +430,19 @@ func testUpdateUpsert(t *testing.T, tb table.Table, _ config) {
 		t.Fatalf("upsert: %v", err)
 	}
 	want := item(pk, "N", "hits", 1.0, "data", map[string]any{"a": "b"})
-	wantEqual(t, "upserted", after, want)
-	wantEqual(t, "stored", mustGet(t, tb, key(pk, "N")), want)
+	WantEqual(t, "upserted", after, want)
+	WantEqual(t, "stored", MustGet(t, tb, key(pk, "N")), want)
 	// A condition that requires the item stops the upsert.
 	_, err = tb.Update(ctx, key(pk, "M"), []table.Update{table.Add{Path: "hits", Delta: 1}}, table.Exists{Path: table.AttrPK})
 	wantCondFailed(t, "guarded upsert", err)
-	wantMissing(t, tb, key(pk, "M"))
+	WantMissing(t, tb, key(pk, "M"))
 }
 
-func testUpdateInvalid(t *testing.T, tb table.Table, _ config) {
+func testUpdateInvalid(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("invalid")
 	orig := item(pk, "I", "data", map[string]any{"s": "x", "n": 1})
-	mustPut(t, tb, orig)
+	MustPut(t, tb, orig)
 	for _, c := range []struct {
 		name    string
 		updates []table.Update
@@ -455,37 +459,37 @@ func testUpdateInvalid(t *testing.T, tb table.Table, _ config) {
 			t.Errorf("%s: err = %v, want ErrInvalidUpdate", c.name, err)
 		}
 	}
-	wantEqual(t, "unchanged", mustGet(t, tb, key(pk, "I")), table.Item{
+	WantEqual(t, "unchanged", MustGet(t, tb, key(pk, "I")), table.Item{
 		table.AttrPK: pk, table.AttrSK: "I", "data": map[string]any{"s": "x", "n": 1.0},
 	})
 }
 
 // testConcurrentAdd: atomic counters do not lose increments.
-func testConcurrentAdd(t *testing.T, tb table.Table, cfg config) {
+func testConcurrentAdd(t *testing.T, tb table.Table, cfg Config) {
 	pk := newPK("add")
 	const workers, each = 10, 5
-	cfg.race(workers, func(int) {
+	cfg.Race(workers, func(int) {
 		for range each {
 			if _, err := tb.Update(t.Context(), key(pk, "C"), []table.Update{table.Add{Path: "n", Delta: 1}}, nil); err != nil {
 				t.Errorf("Add: %v", err)
 			}
 		}
 	})
-	if n := mustGet(t, tb, key(pk, "C"))["n"]; n != float64(workers*each) {
+	if n := MustGet(t, tb, key(pk, "C"))["n"]; n != float64(workers*each) {
 		t.Fatalf("counter = %v, want %d", n, workers*each)
 	}
 }
 
-func testDelete(t *testing.T, tb table.Table, _ config) {
+func testDelete(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("delete")
-	mustPut(t, tb, item(pk, "D", "v", "a"))
+	MustPut(t, tb, item(pk, "D", "v", "a"))
 	wantCondFailed(t, "guarded delete", tb.Delete(ctx, key(pk, "D"), table.Equals{Path: "v", Value: "b"}))
-	mustGet(t, tb, key(pk, "D"))
+	MustGet(t, tb, key(pk, "D"))
 	if err := tb.Delete(ctx, key(pk, "D"), table.Equals{Path: "v", Value: "a"}); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
-	wantMissing(t, tb, key(pk, "D"))
+	WantMissing(t, tb, key(pk, "D"))
 	if err := tb.Delete(ctx, key(pk, "D"), nil); err != nil {
 		t.Fatalf("Delete of a missing item: %v", err)
 	}
@@ -494,16 +498,16 @@ func testDelete(t *testing.T, tb table.Table, _ config) {
 
 // ---- queries ----
 
-func testQuery(t *testing.T, tb table.Table, _ config) {
+func testQuery(t *testing.T, tb table.Table, _ Config) {
 	pk := newPK("query")
 	for _, sk := range []string{"SEG#000002", "SEG#000010", "SEG#000001", "STEP", "TRANSITION#01", "TRANSITION#02", "SEG#", "SEG"} {
-		mustPut(t, tb, item(pk, sk))
+		MustPut(t, tb, item(pk, sk))
 	}
-	mustPut(t, tb, item(pk+"x", "SEG#000003")) // another partition
+	MustPut(t, tb, item(pk+"x", "SEG#000003")) // another partition
 	check := func(q table.Query, want ...string) {
 		t.Helper()
 		q.PK = pk
-		if got := sks(queryAll(t, tb, q)); !slices.Equal(got, want) {
+		if got := sks(QueryAll(t, tb, q)); !slices.Equal(got, want) {
 			t.Errorf("Query %+v = %v, want %v", q, got, want)
 		}
 	}
@@ -530,21 +534,21 @@ func testQuery(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testQueryPaging(t *testing.T, tb table.Table, _ config) {
+func testQueryPaging(t *testing.T, tb table.Table, _ Config) {
 	pk := newPK("paging")
 	const n = 53
 	var want []string
 	for i := range n {
 		sk := fmt.Sprintf("SEG#%06d", i)
 		want = append(want, sk)
-		mustPut(t, tb, item(pk, sk, "i", i))
+		MustPut(t, tb, item(pk, sk, "i", i))
 	}
 	for _, limit := range []int{1, 7, 53, 100} {
-		got := sks(queryAll(t, tb, table.Query{PK: pk, SKPrefix: "SEG#", Limit: limit}))
+		got := sks(QueryAll(t, tb, table.Query{PK: pk, SKPrefix: "SEG#", Limit: limit}))
 		if !slices.Equal(got, want) {
 			t.Errorf("paging forward with limit %d = %v", limit, got)
 		}
-		got = sks(queryAll(t, tb, table.Query{PK: pk, SKPrefix: "SEG#", Limit: limit, Reverse: true}))
+		got = sks(QueryAll(t, tb, table.Query{PK: pk, SKPrefix: "SEG#", Limit: limit, Reverse: true}))
 		if !slices.Equal(got, reversed(want)) {
 			t.Errorf("paging backward with limit %d = %v", limit, got)
 		}
@@ -554,8 +558,8 @@ func testQueryPaging(t *testing.T, tb table.Table, _ config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustPut(t, tb, item(pk, "SEG#999999"))
-	rest := queryAll(t, tb, table.Query{PK: pk, SKPrefix: "SEG#", Limit: 10, PageToken: page.Next})
+	MustPut(t, tb, item(pk, "SEG#999999"))
+	rest := QueryAll(t, tb, table.Query{PK: pk, SKPrefix: "SEG#", Limit: 10, PageToken: page.Next})
 	if got := sks(rest); len(got) != n-10+1 || got[0] != want[10] || got[len(got)-1] != "SEG#999999" {
 		t.Errorf("pages after a write = %v", got)
 	}
@@ -567,22 +571,22 @@ func reversed(s []string) []string {
 	return out
 }
 
-func testQueryIndexes(t *testing.T, tb table.Table, _ config) {
+func testQueryIndexes(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	g1, g2 := newPK("gsi1"), newPK("gsi2")
 	base := newPK("base")
-	mustPut(t, tb, item(base, "A", table.AttrGSI1PK, g1, table.AttrGSI1SK, "in_progress#2024-01-02#a"))
-	mustPut(t, tb, item(base, "B", table.AttrGSI1PK, g1, table.AttrGSI1SK, "in_progress#2024-01-03#b"))
-	mustPut(t, tb, item(base, "C", table.AttrGSI1PK, g1, table.AttrGSI1SK, "failed#2024-01-01#c"))
-	mustPut(t, tb, item(base, "D"))                       // in no index
-	mustPut(t, tb, item(base, "E", table.AttrGSI1PK, g1)) // half a key: in no index
-	mustPut(t, tb, item(base, "F", table.AttrGSI2PK, g2, table.AttrGSI2SK, "DOC#1"))
-	mustPut(t, tb, item(base+"2", "F", table.AttrGSI2PK, g2, table.AttrGSI2SK, "DOC#2"))
+	MustPut(t, tb, item(base, "A", table.AttrGSI1PK, g1, table.AttrGSI1SK, "in_progress#2024-01-02#a"))
+	MustPut(t, tb, item(base, "B", table.AttrGSI1PK, g1, table.AttrGSI1SK, "in_progress#2024-01-03#b"))
+	MustPut(t, tb, item(base, "C", table.AttrGSI1PK, g1, table.AttrGSI1SK, "failed#2024-01-01#c"))
+	MustPut(t, tb, item(base, "D"))                       // in no index
+	MustPut(t, tb, item(base, "E", table.AttrGSI1PK, g1)) // half a key: in no index
+	MustPut(t, tb, item(base, "F", table.AttrGSI2PK, g2, table.AttrGSI2SK, "DOC#1"))
+	MustPut(t, tb, item(base+"2", "F", table.AttrGSI2PK, g2, table.AttrGSI2SK, "DOC#2"))
 
 	check := func(q table.Query, want ...string) {
 		t.Helper()
 		var got []string
-		for _, it := range queryAll(t, tb, q) {
+		for _, it := range QueryAll(t, tb, q) {
 			got = append(got, it.Key().String())
 		}
 		if !slices.Equal(got, want) {
@@ -616,16 +620,16 @@ func testQueryIndexes(t *testing.T, tb table.Table, _ config) {
 
 // testQueryIndexTies: items sharing an index sort key page without loss or
 // repetition.
-func testQueryIndexTies(t *testing.T, tb table.Table, _ config) {
+func testQueryIndexTies(t *testing.T, tb table.Table, _ Config) {
 	g := newPK("ties")
 	base := newPK("tiebase")
 	const n = 12
 	for i := range n {
-		mustPut(t, tb, item(base, fmt.Sprintf("X%02d", i), table.AttrGSI2PK, g, table.AttrGSI2SK, "same"))
+		MustPut(t, tb, item(base, fmt.Sprintf("X%02d", i), table.AttrGSI2PK, g, table.AttrGSI2SK, "same"))
 	}
 	for _, reverse := range []bool{false, true} {
 		seen := map[string]bool{}
-		for _, it := range queryAll(t, tb, table.Query{Index: table.IndexGSI2, PK: g, Limit: 5, Reverse: reverse}) {
+		for _, it := range QueryAll(t, tb, table.Query{Index: table.IndexGSI2, PK: g, Limit: 5, Reverse: reverse}) {
 			if seen[it.Key().SK] {
 				t.Fatalf("reverse=%v: %s returned twice", reverse, it.Key().SK)
 			}
@@ -639,7 +643,7 @@ func testQueryIndexTies(t *testing.T, tb table.Table, _ config) {
 
 // testQueryCount: a CountOnly query counts the live items of the range on
 // the base table and the indexes, returns none of them, and stops at Limit.
-func testQueryCount(t *testing.T, tb table.Table, _ config) {
+func testQueryCount(t *testing.T, tb table.Table, _ Config) {
 	base, g1 := newPK("countbase"), newPK("count")
 	const n = 30
 	for i := range n {
@@ -647,10 +651,10 @@ func testQueryCount(t *testing.T, tb table.Table, _ config) {
 		if i%3 == 0 {
 			status = "failed"
 		}
-		mustPut(t, tb, item(base, fmt.Sprintf("S#%02d", i), table.AttrGSI1PK, g1, table.AttrGSI1SK, fmt.Sprintf("%s#%02d", status, i)))
+		MustPut(t, tb, item(base, fmt.Sprintf("S#%02d", i), table.AttrGSI1PK, g1, table.AttrGSI1SK, fmt.Sprintf("%s#%02d", status, i)))
 	}
-	mustPut(t, tb, item(base, "S#99", table.AttrTTL, expired(), table.AttrGSI1PK, g1, table.AttrGSI1SK, "failed#99"))
-	mustPut(t, tb, item(base, "T#00"))
+	MustPut(t, tb, item(base, "S#99", table.AttrTTL, expired(), table.AttrGSI1PK, g1, table.AttrGSI1SK, "failed#99"))
+	MustPut(t, tb, item(base, "T#00"))
 
 	check := func(q table.Query, want int) {
 		t.Helper()
@@ -676,12 +680,12 @@ func testQueryCount(t *testing.T, tb table.Table, _ config) {
 
 // ---- transactions ----
 
-func testTransactCommits(t *testing.T, tb table.Table, _ config) {
+func testTransactCommits(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("tx")
-	mustPut(t, tb, item(pk, "U", "n", 1))
-	mustPut(t, tb, item(pk, "D"))
-	mustPut(t, tb, item(pk, "C", "state", "open"))
+	MustPut(t, tb, item(pk, "U", "n", 1))
+	MustPut(t, tb, item(pk, "D"))
+	MustPut(t, tb, item(pk, "C", "state", "open"))
 	err := tb.Transact(ctx, []table.TxAction{
 		table.TxPut{Item: item(pk, "P", "v", "new"), Cond: table.NotExists{Path: table.AttrPK}},
 		table.TxUpdate{Key: key(pk, "U"), Updates: []table.Update{table.Add{Path: "n", Delta: 1}}, Cond: table.Equals{Path: "n", Value: 1}},
@@ -692,11 +696,11 @@ func testTransactCommits(t *testing.T, tb table.Table, _ config) {
 	if err != nil {
 		t.Fatalf("Transact: %v", err)
 	}
-	wantEqual(t, "put", mustGet(t, tb, key(pk, "P")), item(pk, "P", "v", "new"))
-	wantEqual(t, "updated", mustGet(t, tb, key(pk, "U")), item(pk, "U", "n", 2.0))
-	wantMissing(t, tb, key(pk, "D"))
-	wantEqual(t, "checked", mustGet(t, tb, key(pk, "C")), item(pk, "C", "state", "open"))
-	wantEqual(t, "upserted", mustGet(t, tb, key(pk, "NEW")), item(pk, "NEW", "v", 1.0))
+	WantEqual(t, "put", MustGet(t, tb, key(pk, "P")), item(pk, "P", "v", "new"))
+	WantEqual(t, "updated", MustGet(t, tb, key(pk, "U")), item(pk, "U", "n", 2.0))
+	WantMissing(t, tb, key(pk, "D"))
+	WantEqual(t, "checked", MustGet(t, tb, key(pk, "C")), item(pk, "C", "state", "open"))
+	WantEqual(t, "upserted", MustGet(t, tb, key(pk, "NEW")), item(pk, "NEW", "v", 1.0))
 
 	// The largest transaction every driver takes.
 	pk2 := newPK("txmax")
@@ -707,18 +711,18 @@ func testTransactCommits(t *testing.T, tb table.Table, _ config) {
 	if err := tb.Transact(ctx, actions); err != nil {
 		t.Fatalf("Transact of %d puts: %v", table.MaxTransactItems, err)
 	}
-	if got := len(queryAll(t, tb, table.Query{PK: pk2})); got != table.MaxTransactItems {
+	if got := len(QueryAll(t, tb, table.Query{PK: pk2})); got != table.MaxTransactItems {
 		t.Fatalf("after a full transaction %d items, want %d", got, table.MaxTransactItems)
 	}
 }
 
-func testTransactAtomic(t *testing.T, tb table.Table, _ config) {
+func testTransactAtomic(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("txatomic")
-	mustPut(t, tb, item(pk, "U", "n", 1))
-	mustPut(t, tb, item(pk, "D"))
-	mustPut(t, tb, item(pk, "C", "state", "closed"))
-	before := queryAll(t, tb, table.Query{PK: pk})
+	MustPut(t, tb, item(pk, "U", "n", 1))
+	MustPut(t, tb, item(pk, "D"))
+	MustPut(t, tb, item(pk, "C", "state", "closed"))
+	before := QueryAll(t, tb, table.Query{PK: pk})
 
 	for _, c := range []struct {
 		name   string
@@ -755,13 +759,13 @@ func testTransactAtomic(t *testing.T, tb table.Table, _ config) {
 		if !slices.Equal(tx.Failed, c.failed) {
 			t.Errorf("%s: Failed = %v, want %v", c.name, tx.Failed, c.failed)
 		}
-		if after := queryAll(t, tb, table.Query{PK: pk}); !reflect.DeepEqual(after, before) {
+		if after := QueryAll(t, tb, table.Query{PK: pk}); !reflect.DeepEqual(after, before) {
 			t.Fatalf("%s: a canceled transaction wrote: %v, was %v", c.name, after, before)
 		}
 	}
 }
 
-func testTransactInvalid(t *testing.T, tb table.Table, _ config) {
+func testTransactInvalid(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("txinvalid")
 	if err := tb.Transact(ctx, []table.TxAction{
@@ -777,27 +781,27 @@ func testTransactInvalid(t *testing.T, tb table.Table, _ config) {
 	if err := tb.Transact(ctx, tooMany); err == nil {
 		t.Errorf("transaction of %d actions succeeded", len(tooMany))
 	}
-	if got := queryAll(t, tb, table.Query{PK: pk}); len(got) != 0 {
+	if got := QueryAll(t, tb, table.Query{PK: pk}); len(got) != 0 {
 		t.Fatalf("rejected transactions wrote %v", sks(got))
 	}
 }
 
 // ---- ttl ----
 
-func testTTL(t *testing.T, tb table.Table, _ config) {
+func testTTL(t *testing.T, tb table.Table, _ Config) {
 	ctx := t.Context()
 	pk := newPK("ttl")
 	g := newPK("ttlindex")
-	mustPut(t, tb, item(pk, "OLD", table.AttrTTL, expired(), table.AttrGSI1PK, g, table.AttrGSI1SK, "old", "v", "old"))
-	mustPut(t, tb, item(pk, "LIVE", table.AttrTTL, future(), table.AttrGSI1PK, g, table.AttrGSI1SK, "live"))
-	mustPut(t, tb, item(pk, "NOTTL", table.AttrGSI1PK, g, table.AttrGSI1SK, "nottl"))
+	MustPut(t, tb, item(pk, "OLD", table.AttrTTL, expired(), table.AttrGSI1PK, g, table.AttrGSI1SK, "old", "v", "old"))
+	MustPut(t, tb, item(pk, "LIVE", table.AttrTTL, future(), table.AttrGSI1PK, g, table.AttrGSI1SK, "live"))
+	MustPut(t, tb, item(pk, "NOTTL", table.AttrGSI1PK, g, table.AttrGSI1SK, "nottl"))
 
-	wantMissing(t, tb, key(pk, "OLD"))
-	mustGet(t, tb, key(pk, "LIVE"))
-	if got := sks(queryAll(t, tb, table.Query{PK: pk})); !slices.Equal(got, []string{"LIVE", "NOTTL"}) {
+	WantMissing(t, tb, key(pk, "OLD"))
+	MustGet(t, tb, key(pk, "LIVE"))
+	if got := sks(QueryAll(t, tb, table.Query{PK: pk})); !slices.Equal(got, []string{"LIVE", "NOTTL"}) {
 		t.Fatalf("Query sees %v, want the unexpired items", got)
 	}
-	if got := sks(queryAll(t, tb, table.Query{Index: table.IndexGSI1, PK: g})); !slices.Equal(got, []string{"LIVE", "NOTTL"}) {
+	if got := sks(QueryAll(t, tb, table.Query{Index: table.IndexGSI1, PK: g})); !slices.Equal(got, []string{"LIVE", "NOTTL"}) {
 		t.Fatalf("index query sees %v, want the unexpired items", got)
 	}
 	// Conditions treat an expired item as absent.
@@ -808,10 +812,10 @@ func testTTL(t *testing.T, tb table.Table, _ config) {
 	if err := tb.Put(ctx, item(pk, "OLD", "v", "reborn"), table.NotExists{Path: table.AttrPK}); err != nil {
 		t.Fatalf("create over an expired item: %v", err)
 	}
-	wantEqual(t, "recreated", mustGet(t, tb, key(pk, "OLD")), item(pk, "OLD", "v", "reborn"))
+	WantEqual(t, "recreated", MustGet(t, tb, key(pk, "OLD")), item(pk, "OLD", "v", "reborn"))
 	// Expiring a live item hides it at once.
 	if _, err := tb.Update(ctx, key(pk, "LIVE"), []table.Update{table.Set{Path: table.AttrTTL, Value: expired()}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	wantMissing(t, tb, key(pk, "LIVE"))
+	WantMissing(t, tb, key(pk, "LIVE"))
 }

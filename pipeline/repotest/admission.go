@@ -1,4 +1,4 @@
-package tabletest
+package repotest
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/table"
+	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
 
 // limitedProject creates a project allowing max workflows at once and n
@@ -41,7 +42,7 @@ func wantRunning(t *testing.T, repo *pipeline.Repository, projectID string, want
 // two workflows and keeps the third pending until a slot is given back by
 // an outcome or a parked review; a resumed review takes a slot again; an
 // outcome that does not apply gives nothing back.
-func testProjectAdmission(t *testing.T, tb table.Table, _ config) {
+func testProjectAdmission(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	id, w := limitedProject(t, repo, 2, 3)
@@ -97,7 +98,7 @@ func testProjectAdmission(t *testing.T, tb table.Table, _ config) {
 
 // testProjectAdmissionLimit: no limit admits everything (and still
 // counts); a limit raised after a refusal admits at once.
-func testProjectAdmissionLimit(t *testing.T, tb table.Table, _ config) {
+func testProjectAdmissionLimit(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	id, w := limitedProject(t, repo, 1, 3)
@@ -132,7 +133,7 @@ func testProjectAdmissionLimit(t *testing.T, tb table.Table, _ config) {
 // workflows ran before anything counted) is set from the workflows in
 // progress, and the project admits again; an outcome never takes the
 // count below zero.
-func testProjectAdmissionRecount(t *testing.T, tb table.Table, _ config) {
+func testProjectAdmissionRecount(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	id, w := limitedProject(t, repo, 2, 3)
@@ -169,14 +170,14 @@ func testProjectAdmissionRecount(t *testing.T, tb table.Table, _ config) {
 
 // testProjectAdmissionRace: racing admissions of distinct workflows take
 // at most the limit, and the count is what was admitted.
-func testProjectAdmissionRace(t *testing.T, tb table.Table, cfg config) {
+func testProjectAdmissionRace(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	const limit = 3
-	id, w := limitedProject(t, repo, limit, min(cfg.racers, 12))
+	id, w := limitedProject(t, repo, limit, min(cfg.Racers, 12))
 	var mu sync.Mutex
 	admitted := 0
-	cfg.race(len(w), func(i int) {
+	cfg.Race(len(w), func(i int) {
 		err := repo.AdmitWorkflow(ctx, w[i])
 		switch {
 		case err == nil:

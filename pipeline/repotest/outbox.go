@@ -1,4 +1,4 @@
-package tabletest
+package repotest
 
 import (
 	"errors"
@@ -8,11 +8,12 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/table"
+	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
 
 var outboxTests = []struct {
 	name string
-	fn   func(t *testing.T, tb table.Table, cfg config)
+	fn   func(t *testing.T, tb table.Table, cfg tabletest.Config)
 }{
 	{"OutboxOutcomeEvents", testOutboxOutcomeEvents},
 	{"OutboxNoOutcomeNoEvent", testOutboxNoOutcomeNoEvent},
@@ -66,7 +67,7 @@ func pendingIDs(t *testing.T, repo *pipeline.Repository, wfID string, dead bool)
 // testOutboxOutcomeEvents: completing, failing and re-running a workflow
 // each write one pending event with the outcome's facts; starting it and
 // repeating a change that already committed write none.
-func testOutboxOutcomeEvents(t *testing.T, tb table.Table, _ config) {
+func testOutboxOutcomeEvents(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -100,7 +101,7 @@ func testOutboxOutcomeEvents(t *testing.T, tb table.Table, _ config) {
 			t.Errorf("event %+v does not describe workflow %s", ev, f.wf.ID)
 		}
 	}
-	wantEqual(t, "event types", types, []pipeline.EventType{pipeline.EventFailed, pipeline.EventRerunStarted, pipeline.EventCompleted})
+	tabletest.WantEqual(t, "event types", types, []pipeline.EventType{pipeline.EventFailed, pipeline.EventRerunStarted, pipeline.EventCompleted})
 	if evs[0].Event.Error != "boom" || evs[0].Event.Results != nil {
 		t.Errorf("failed event = %+v, want error boom and no results", evs[0].Event)
 	}
@@ -108,12 +109,12 @@ func testOutboxOutcomeEvents(t *testing.T, tb table.Table, _ config) {
 	if res == nil || res.SummaryKey != pipeline.SummaryBlobKey(f.ref) || res.GraphKey != pipeline.GraphBlobKey(f.ref) {
 		t.Errorf("completed event results = %+v", res)
 	}
-	wantEqual(t, "pending index (oldest first)", pendingIDs(t, repo, f.wf.ID, false), ids)
+	tabletest.WantEqual(t, "pending index (oldest first)", pendingIDs(t, repo, f.wf.ID, false), ids)
 }
 
 // testOutboxNoOutcomeNoEvent: a status change whose condition fails writes
 // no event.
-func testOutboxNoOutcomeNoEvent(t *testing.T, tb table.Table, _ config) {
+func testOutboxNoOutcomeNoEvent(t *testing.T, tb table.Table, _ tabletest.Config) {
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
 	setStatus(t, repo, f, pendingOnly, pipeline.WorkflowInProgress, "")
@@ -128,12 +129,12 @@ func testOutboxNoOutcomeNoEvent(t *testing.T, tb table.Table, _ config) {
 
 // testOutboxNoEventNoOutcome: when the outbox put fails (its id is taken),
 // the outcome is not recorded either.
-func testOutboxNoEventNoOutcome(t *testing.T, tb table.Table, _ config) {
+func testOutboxNoEventNoOutcome(t *testing.T, tb table.Table, _ tabletest.Config) {
 	taken := pipeline.NewID()
 	repo := pipeline.NewRepository(tb, pipeline.WithEventIDs(func(time.Time) string { return taken }))
 	f := setup(t, repo)
 	setStatus(t, repo, f, pendingOnly, pipeline.WorkflowInProgress, "")
-	mustPut(t, tb, table.Item{table.AttrPK: pipeline.EventKey(f.wf.ID, taken).PK, table.AttrSK: pipeline.EventKey(f.wf.ID, taken).SK})
+	tabletest.MustPut(t, tb, table.Item{table.AttrPK: pipeline.EventKey(f.wf.ID, taken).PK, table.AttrSK: pipeline.EventKey(f.wf.ID, taken).SK})
 
 	ok, err := repo.SetWorkflowStatus(t.Context(), f.ref, inProgressOnly, pipeline.WorkflowCompleted, "")
 	if ok || !errors.Is(err, pipeline.ErrEventIDTaken) {
@@ -150,13 +151,13 @@ func testOutboxNoEventNoOutcome(t *testing.T, tb table.Table, _ config) {
 
 // testOutboxDeliveredRace: relays racing to mark one event delivered:
 // exactly one wins; the event leaves the index and gets a ttl.
-func testOutboxDeliveredRace(t *testing.T, tb table.Table, cfg config) {
+func testOutboxDeliveredRace(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
 	setStatus(t, repo, f, pendingOnly, pipeline.WorkflowFailed, "x")
 	ev := workflowEvents(t, repo, f.wf.ID)[0].Event
 	var won atomic.Int64
-	cfg.race(cfg.racers, func(int) {
+	cfg.Race(cfg.Racers, func(int) {
 		ok, err := repo.MarkEventDelivered(t.Context(), f.wf.ID, ev.ID, 1)
 		if err != nil {
 			t.Errorf("MarkEventDelivered: %v", err)
@@ -166,9 +167,9 @@ func testOutboxDeliveredRace(t *testing.T, tb table.Table, cfg config) {
 		}
 	})
 	if won.Load() != 1 {
-		t.Fatalf("%d relays: %d marked the event delivered, want 1", cfg.racers, won.Load())
+		t.Fatalf("%d relays: %d marked the event delivered, want 1", cfg.Racers, won.Load())
 	}
-	it := mustGet(t, tb, pipeline.EventKey(f.wf.ID, ev.ID))
+	it := tabletest.MustGet(t, tb, pipeline.EventKey(f.wf.ID, ev.ID))
 	if _, has := it[table.AttrGSI1PK]; has {
 		t.Fatalf("delivered event keeps its index key: %v", it)
 	}
@@ -188,7 +189,7 @@ func testOutboxDeliveredRace(t *testing.T, tb table.Table, cfg config) {
 
 // testOutboxDeadAndRedeliver: failures are recorded, a dead event keeps its
 // data in the dead index, and redelivery makes it pending again.
-func testOutboxDeadAndRedeliver(t *testing.T, tb table.Table, _ config) {
+func testOutboxDeadAndRedeliver(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -212,7 +213,7 @@ func testOutboxDeadAndRedeliver(t *testing.T, tb table.Table, _ config) {
 	if ids := pendingIDs(t, repo, f.wf.ID, false); len(ids) != 0 {
 		t.Fatalf("dead event still pending: %v", ids)
 	}
-	wantEqual(t, "dead index", pendingIDs(t, repo, f.wf.ID, true), []string{ev.ID})
+	tabletest.WantEqual(t, "dead index", pendingIDs(t, repo, f.wf.ID, true), []string{ev.ID})
 	dead, err := repo.FindDeadEvent(ctx, ev.ID)
 	if err != nil || dead.Event.ID != ev.ID || dead.Event.Error != "x" || dead.Delivery.Attempts != 5 {
 		t.Fatalf("FindDeadEvent = %+v, %v", dead, err)
@@ -224,7 +225,7 @@ func testOutboxDeadAndRedeliver(t *testing.T, tb table.Table, _ config) {
 	if err := repo.RedeliverEvent(ctx, f.wf.ID, ev.ID); err != nil {
 		t.Fatalf("RedeliverEvent: %v", err)
 	}
-	wantEqual(t, "pending after redeliver", pendingIDs(t, repo, f.wf.ID, false), []string{ev.ID})
+	tabletest.WantEqual(t, "pending after redeliver", pendingIDs(t, repo, f.wf.ID, false), []string{ev.ID})
 	if ids := pendingIDs(t, repo, f.wf.ID, true); len(ids) != 0 {
 		t.Fatalf("redelivered event still dead: %v", ids)
 	}

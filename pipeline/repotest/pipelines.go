@@ -1,4 +1,4 @@
-package tabletest
+package repotest
 
 import (
 	"errors"
@@ -11,11 +11,12 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/table"
+	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
 
 var pipelineTests = []struct {
 	name string
-	fn   func(t *testing.T, tb table.Table, cfg config)
+	fn   func(t *testing.T, tb table.Table, cfg tabletest.Config)
 }{
 	{"PipelineVersionsImmutable", testPipelineVersions},
 	{"PipelineApplyConcurrent", testPipelineApplyConcurrent},
@@ -66,7 +67,7 @@ func historyVersions(t *testing.T, repo *pipeline.Repository, name string) []int
 	return vs
 }
 
-func testPipelineVersions(t *testing.T, tb table.Table, _ config) {
+func testPipelineVersions(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	v1 := newPipeline("first")
@@ -126,7 +127,7 @@ func testPipelineVersions(t *testing.T, tb table.Table, _ config) {
 // The folder a version was applied from is stored with it, outside its
 // content: the same content from another folder is the same version, which
 // keeps its first folder.
-func testPipelineSourceDir(t *testing.T, tb table.Table, _ config) {
+func testPipelineSourceDir(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	def := newPipeline("")
 	def.Dir = "/srv/pipelines/first"
@@ -170,7 +171,7 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-func testPipelineApplyConcurrent(t *testing.T, tb table.Table, cfg config) {
+func testPipelineApplyConcurrent(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	base := newPipeline("")
@@ -181,7 +182,7 @@ func testPipelineApplyConcurrent(t *testing.T, tb table.Table, cfg config) {
 	}
 	versions := make([]int, len(defs))
 	var mu sync.Mutex
-	cfg.race(len(defs), func(w int) {
+	cfg.Race(len(defs), func(w int) {
 		v, created, err := repo.ApplyPipeline(ctx, defs[w])
 		if err != nil || !created {
 			t.Errorf("racer %d: version %d created=%v err=%v", w, v, created, err)
@@ -212,7 +213,7 @@ func testPipelineApplyConcurrent(t *testing.T, tb table.Table, cfg config) {
 	}
 }
 
-func testPipelineStage(t *testing.T, tb table.Table, _ config) {
+func testPipelineStage(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	def := newPipeline("stages")
@@ -232,7 +233,7 @@ func testPipelineStage(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testPipelineBuiltin(t *testing.T, tb table.Table, _ config) {
+func testPipelineBuiltin(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	builtin := newPipeline("built in")
 	repo := pipeline.NewRepository(tb, pipeline.WithBuiltinPipeline(builtin))
@@ -266,7 +267,7 @@ func newPipelineWorkflow(t *testing.T, repo *pipeline.Repository, projectID, nam
 	return wf
 }
 
-func testPipelineWorkflows(t *testing.T, tb table.Table, _ config) {
+func testPipelineWorkflows(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	def := newPipeline("listed")
@@ -307,7 +308,7 @@ func testPipelineWorkflows(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testPipelineWorkflowKeepsVersion(t *testing.T, tb table.Table, _ config) {
+func testPipelineWorkflowKeepsVersion(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	v1 := newPipeline("v1")
@@ -361,7 +362,7 @@ func testPipelineWorkflowKeepsVersion(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testProjectSettings(t *testing.T, tb table.Table, _ config) {
+func testProjectSettings(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	id := "proj" + pipeline.NewID()
@@ -403,15 +404,15 @@ func testProjectSettings(t *testing.T, tb table.Table, _ config) {
 }
 
 // testProjectUpdateRace: every racing change lands; none overwrites another.
-func testProjectUpdateRace(t *testing.T, tb table.Table, cfg config) {
+func testProjectUpdateRace(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	id := "proj" + pipeline.NewID()
 	if err := repo.CreateProject(ctx, pipeline.Project{ID: id}); err != nil {
 		t.Fatal(err)
 	}
-	racers := min(cfg.racers, 6) // each retry re-reads: keep within the repository's attempts
-	cfg.race(racers, func(w int) {
+	racers := min(cfg.Racers, 6) // each retry re-reads: keep within the repository's attempts
+	cfg.Race(racers, func(w int) {
 		_, err := repo.UpdateProject(ctx, id, func(p *pipeline.Project) error {
 			p.Settings.OCR.Languages = append(p.Settings.OCR.Languages, fmt.Sprintf("l%02d", w))
 			return nil

@@ -1,4 +1,4 @@
-package tabletest
+package repotest
 
 import (
 	"context"
@@ -14,11 +14,12 @@ import (
 	"github.com/docpipe/docpipe/pipeline/metered"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/pipeline/table"
+	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
 
 var repositoryTests = []struct {
 	name string
-	fn   func(t *testing.T, tb table.Table, cfg config)
+	fn   func(t *testing.T, tb table.Table, cfg tabletest.Config)
 }{
 	{"Projects", testProjects},
 	{"CreateWorkflow", testCreateWorkflow},
@@ -137,7 +138,7 @@ func byStatusIDs(t *testing.T, repo *pipeline.Repository, s pipeline.WorkflowSta
 
 // ---- tests ----
 
-func testProjects(t *testing.T, tb table.Table, _ config) {
+func testProjects(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	p := pipeline.Project{ID: "proj" + pipeline.NewID(), Name: "Annual reports"}
@@ -157,7 +158,7 @@ func testProjects(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testCreateWorkflow(t *testing.T, tb table.Table, _ config) {
+func testCreateWorkflow(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	now := time.Date(2031, 3, 4, 5, 6, 7, 890000000, time.UTC)
 	repo := pipeline.NewRepository(tb, pipeline.WithClock(func() time.Time { return now }))
@@ -218,7 +219,7 @@ func testCreateWorkflow(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testCreateWorkflowTwice(t *testing.T, tb table.Table, _ config) {
+func testCreateWorkflowTwice(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -271,7 +272,7 @@ func testCreateWorkflowTwice(t *testing.T, tb table.Table, _ config) {
 
 // testCreateWorkflowAtomic: one conflicting item makes the whole create
 // fail, leaving none of its items behind.
-func testCreateWorkflowAtomic(t *testing.T, tb table.Table, _ config) {
+func testCreateWorkflowAtomic(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	for _, conflict := range []func(wf pipeline.Workflow) table.Key{
@@ -283,7 +284,7 @@ func testCreateWorkflowAtomic(t *testing.T, tb table.Table, _ config) {
 		doc := newDocument(projectID, newSHA())
 		wf := newWorkflowFor(doc)
 		k := conflict(wf)
-		mustPut(t, tb, table.Item{table.AttrPK: k.PK, table.AttrSK: k.SK, "data": map[string]any{"squatter": true}})
+		tabletest.MustPut(t, tb, table.Item{table.AttrPK: k.PK, table.AttrSK: k.SK, "data": map[string]any{"squatter": true}})
 
 		err := repo.CreateWorkflow(ctx, doc, wf, stages())
 		if !errors.Is(err, pipeline.ErrAlreadyExists) {
@@ -294,12 +295,12 @@ func testCreateWorkflowAtomic(t *testing.T, tb table.Table, _ config) {
 			pipeline.ProjectWorkflowKey(projectID, wf.ID), pipeline.StepKey(wf.ID),
 		} {
 			if key == k {
-				if it := mustGet(t, tb, key); it.Data()["squatter"] != true {
+				if it := tabletest.MustGet(t, tb, key); it.Data()["squatter"] != true {
 					t.Fatalf("the conflicting item %s was overwritten: %v", key, it)
 				}
 				continue
 			}
-			wantMissing(t, tb, key)
+			tabletest.WantMissing(t, tb, key)
 		}
 		if docs, err := repo.DocumentsByContent(ctx, doc.SHA256); err != nil || len(docs) != 0 {
 			t.Fatalf("failed create left documents %v, %v", docs, err)
@@ -307,7 +308,7 @@ func testCreateWorkflowAtomic(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testListProjectDocuments(t *testing.T, tb table.Table, _ config) {
+func testListProjectDocuments(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	projectID := "proj" + pipeline.NewID()
@@ -341,7 +342,7 @@ func testListProjectDocuments(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testListProjectWorkflows(t *testing.T, tb table.Table, _ config) {
+func testListProjectWorkflows(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	projectID := "proj" + pipeline.NewID()
@@ -376,7 +377,7 @@ func testListProjectWorkflows(t *testing.T, tb table.Table, _ config) {
 // testListRecent: projects are listed with their document counts, and
 // recent analyses of every status come newest first across projects,
 // paged, filtered by project and status.
-func testListRecent(t *testing.T, tb table.Table, _ config) {
+func testListRecent(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	projects := []string{"proj" + pipeline.NewID(), "proj" + pipeline.NewID()}
@@ -466,11 +467,11 @@ func testListRecent(t *testing.T, tb table.Table, _ config) {
 
 // testTransitionRace: many workers race one step change; exactly one wins,
 // the rest see a no-op, and exactly one audit record exists.
-func testTransitionRace(t *testing.T, tb table.Table, cfg config) {
+func testTransitionRace(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
 	var applied, noops atomic.Int64
-	cfg.race(cfg.racers, func(int) {
+	cfg.Race(cfg.Racers, func(int) {
 		ok, err := repo.TransitionStep(t.Context(), f.ref, pipeline.StepSegmentPrep,
 			[]pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, "")
 		switch {
@@ -482,8 +483,8 @@ func testTransitionRace(t *testing.T, tb table.Table, cfg config) {
 			noops.Add(1)
 		}
 	})
-	if applied.Load() != 1 || noops.Load() != int64(cfg.racers-1) {
-		t.Fatalf("%d racers: %d applied, %d no-ops; want exactly one applied", cfg.racers, applied.Load(), noops.Load())
+	if applied.Load() != 1 || noops.Load() != int64(cfg.Racers-1) {
+		t.Fatalf("%d racers: %d applied, %d no-ops; want exactly one applied", cfg.Racers, applied.Load(), noops.Load())
 	}
 	trs, err := repo.ListTransitions(t.Context(), f.wf.ID)
 	if err != nil {
@@ -497,7 +498,7 @@ func testTransitionRace(t *testing.T, tb table.Table, cfg config) {
 	}
 }
 
-func testTransitionSequence(t *testing.T, tb table.Table, _ config) {
+func testTransitionSequence(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	var tick atomic.Int64
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -590,7 +591,7 @@ func testTransitionSequence(t *testing.T, tb table.Table, _ config) {
 // transaction and no read; from a state the step has left since, it still
 // applies from the actual state (and the audit record names that one), or
 // is stale when that state is not one it may leave.
-func testTransitionFromSeen(t *testing.T, tb table.Table, _ config) {
+func testTransitionFromSeen(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	var m metered.Meter
 	repo := pipeline.NewRepository(m.Table(tb))
@@ -644,11 +645,11 @@ func testTransitionFromSeen(t *testing.T, tb table.Table, _ config) {
 
 // testTransitionParallelSteps: changes to different steps at once never
 // overwrite each other (each updates only its own step's attributes).
-func testTransitionParallelSteps(t *testing.T, tb table.Table, cfg config) {
+func testTransitionParallelSteps(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
 	all := stages()
-	cfg.race(len(all), func(w int) {
+	cfg.Race(len(all), func(w int) {
 		s := all[w]
 		for _, to := range []pipeline.StepStatus{pipeline.StepInProgress, pipeline.StepCompleted} {
 			from := pipeline.StepPending
@@ -671,7 +672,7 @@ func testTransitionParallelSteps(t *testing.T, tb table.Table, cfg config) {
 	}
 }
 
-func testTransitionMissing(t *testing.T, tb table.Table, _ config) {
+func testTransitionMissing(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -683,7 +684,7 @@ func testTransitionMissing(t *testing.T, tb table.Table, _ config) {
 	if ok, err := repo.TransitionStep(ctx, ghost, pipeline.StepOCR, pending, pipeline.StepInProgress, ""); ok || !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("missing workflow: applied=%v err=%v, want ErrNotFound", ok, err)
 	}
-	wantMissing(t, tb, pipeline.StepKey(ghost.WorkflowID)) // no upsert of a stub
+	tabletest.WantMissing(t, tb, pipeline.StepKey(ghost.WorkflowID)) // no upsert of a stub
 	if ok, err := repo.SetWorkflowStatus(ctx, ghost, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); ok || !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("status of a missing workflow: applied=%v err=%v, want ErrNotFound", ok, err)
 	}
@@ -695,14 +696,14 @@ func testTransitionMissing(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testTransitionTTL(t *testing.T, tb table.Table, _ config) {
+func testTransitionTTL(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb, pipeline.WithTransitionTTL(time.Hour))
 	f := setup(t, repo)
 	if ok, err := repo.TransitionStep(ctx, f.ref, pipeline.StepOCR, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); !ok || err != nil {
 		t.Fatalf("transition: %v, %v", ok, err)
 	}
-	items := queryAll(t, tb, table.Query{PK: pipeline.StepKey(f.wf.ID).PK, SKPrefix: pipeline.PrefixTransition})
+	items := tabletest.QueryAll(t, tb, table.Query{PK: pipeline.StepKey(f.wf.ID).PK, SKPrefix: pipeline.PrefixTransition})
 	if len(items) != 1 {
 		t.Fatalf("%d transition items, want 1", len(items))
 	}
@@ -710,12 +711,12 @@ func testTransitionTTL(t *testing.T, tb table.Table, _ config) {
 	if now := float64(time.Now().Unix()); !ok || ttl < now+3500 || ttl > now+3700 {
 		t.Fatalf("transition ttl = %v, want about an hour from now", items[0][table.AttrTTL])
 	}
-	if _, has := mustGet(t, tb, pipeline.StepKey(f.wf.ID))[table.AttrTTL]; has {
+	if _, has := tabletest.MustGet(t, tb, pipeline.StepKey(f.wf.ID))[table.AttrTTL]; has {
 		t.Fatal("the step item got a ttl")
 	}
 }
 
-func testWorkflowStatus(t *testing.T, tb table.Table, _ config) {
+func testWorkflowStatus(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	var tick atomic.Int64
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -748,7 +749,7 @@ func testWorkflowStatus(t *testing.T, tb table.Table, _ config) {
 			t.Fatalf("completed workflow listed as %s", s)
 		}
 	}
-	it := mustGet(t, tb, pipeline.StepKey(a.wf.ID))
+	it := tabletest.MustGet(t, tb, pipeline.StepKey(a.wf.ID))
 	if _, has := it[table.AttrGSI1PK]; has {
 		t.Fatalf("completed step item keeps its index key: %v", it)
 	}
@@ -788,11 +789,11 @@ func testWorkflowStatus(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testWorkflowStatusRace(t *testing.T, tb table.Table, cfg config) {
+func testWorkflowStatusRace(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
 	var applied atomic.Int64
-	cfg.race(cfg.racers, func(int) {
+	cfg.Race(cfg.Racers, func(int) {
 		ok, err := repo.SetWorkflowStatus(t.Context(), f.ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, "")
 		if err != nil {
 			t.Errorf("SetWorkflowStatus: %v", err)
@@ -802,14 +803,14 @@ func testWorkflowStatusRace(t *testing.T, tb table.Table, cfg config) {
 		}
 	})
 	if applied.Load() != 1 {
-		t.Fatalf("%d racers: %d applied, want 1", cfg.racers, applied.Load())
+		t.Fatalf("%d racers: %d applied, want 1", cfg.Racers, applied.Load())
 	}
 }
 
 // testListByStatusOrder: the merged index is newest first across shards and
 // honours the limit. Its clock is far ahead of real time, so on a shared
 // table these workflows are the newest whatever else runs.
-func testListByStatusOrder(t *testing.T, tb table.Table, _ config) {
+func testListByStatusOrder(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	var tick atomic.Int64
 	base := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -830,7 +831,8 @@ func testListByStatusOrder(t *testing.T, tb table.Table, _ config) {
 			repo.SetWorkflowStatus(context.Background(), f.ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowCompleted, "")
 		})
 	}
-	want := reversed(started)
+	want := slices.Clone(started)
+	slices.Reverse(want) // newest first
 	for _, limit := range []int{1, 5, n} {
 		list, err := repo.ListByStatus(ctx, pipeline.WorkflowInProgress, limit)
 		if err != nil {
@@ -860,7 +862,7 @@ func testListByStatusOrder(t *testing.T, tb table.Table, _ config) {
 	}
 }
 
-func testUpdateWorkflowInfo(t *testing.T, tb table.Table, _ config) {
+func testUpdateWorkflowInfo(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -890,13 +892,13 @@ func testUpdateWorkflowInfo(t *testing.T, tb table.Table, _ config) {
 	if err := repo.UpdateWorkflowInfo(ctx, ghost, pipeline.WorkflowInfo{MIMEType: &mime}); !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("update of a missing workflow: err = %v, want ErrNotFound", err)
 	}
-	wantMissing(t, tb, pipeline.WorkflowKey(ghost.DocumentID, ghost.WorkflowID))
+	tabletest.WantMissing(t, tb, pipeline.WorkflowKey(ghost.DocumentID, ghost.WorkflowID))
 }
 
 // A step's completion and what it learned commit together, or neither
 // does: a stale completion leaves the workflow's info as it was. With the
 // next step's start in the same write, all three commit together.
-func testStepChangeWithInfo(t *testing.T, tb table.Table, _ config) {
+func testStepChangeWithInfo(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -943,7 +945,7 @@ func testStepChangeWithInfo(t *testing.T, tb table.Table, _ config) {
 // Several steps move in one write, each with its audit record; a change
 // already made is dropped, and a step that moved on since it was read
 // sends the changes one by one, so each still ends where it should.
-func testTransitionSteps(t *testing.T, tb table.Table, _ config) {
+func testTransitionSteps(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -996,7 +998,7 @@ func testTransitionSteps(t *testing.T, tb table.Table, _ config) {
 // The last step's completion rides on the workflow's outcome: one write,
 // each change audited. A guarded change whose step or workflow moved on
 // writes nothing and says the state is stale.
-func testStatusWithSteps(t *testing.T, tb table.Table, _ config) {
+func testStatusWithSteps(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -1031,7 +1033,7 @@ func testStatusWithSteps(t *testing.T, tb table.Table, _ config) {
 // still ends right: the stale attempt fails its conditions, the next reads
 // afresh, the project's slot is taken once and given back once, and the
 // outcome event is written once.
-func testWorkflowStatusSeen(t *testing.T, tb table.Table, _ config) {
+func testWorkflowStatusSeen(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -1093,11 +1095,11 @@ func makeSegments(wfID string, from, to int) []pipeline.Segment {
 	return segs
 }
 
-func testSegmentsPaging(t *testing.T, tb table.Table, cfg config) {
+func testSegmentsPaging(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
-	n := cfg.segments
+	n := cfg.Segments
 	for from := 1; from <= n; from += 500 {
 		if err := repo.PutSegments(ctx, makeSegments(f.wf.ID, from, min(from+499, n))); err != nil {
 			t.Fatalf("PutSegments: %v", err)
@@ -1145,7 +1147,7 @@ func testSegmentsPaging(t *testing.T, tb table.Table, cfg config) {
 
 // testFinishSegmentRace: racing workers finishing the same segments count
 // each exactly once.
-func testFinishSegmentRace(t *testing.T, tb table.Table, cfg config) {
+func testFinishSegmentRace(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	const segs = 10
 	ctx, repo, f := setupSegments(t, tb, segs)
 	outcome := func(i int) pipeline.SegmentStatus {
@@ -1158,7 +1160,7 @@ func testFinishSegmentRace(t *testing.T, tb table.Table, cfg config) {
 		return pipeline.SegmentDone
 	}
 	var applied atomic.Int64
-	cfg.race(max(cfg.racers, 2*segs), func(w int) {
+	cfg.Race(max(cfg.Racers, 2*segs), func(w int) {
 		i := w%segs + 1
 		ok, err := repo.FinishSegment(ctx, f.wf.ID, i, outcome(i), pipeline.SegmentResult{Language: "en", ResultKey: fmt.Sprintf("r/%d", i)})
 		if err != nil {
@@ -1184,7 +1186,7 @@ func testFinishSegmentRace(t *testing.T, tb table.Table, cfg config) {
 // testFinishSegmentRerun: outcomes only move up pending < done < skipped
 // < failed within a run; only ResetFailedSegments, with its audit items,
 // takes a failed segment back.
-func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
+func testFinishSegmentRerun(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx, repo, f := setupSegments(t, tb, 4)
 	finish := func(i int, to pipeline.SegmentStatus, errMsg string) (bool, error) {
 		return repo.FinishSegment(ctx, f.wf.ID, i, to, pipeline.SegmentResult{Error: errMsg, Keywords: []string{"k"}, Stage: pipeline.StepSegmentAnalyzer})
@@ -1281,7 +1283,7 @@ func testFinishSegmentRerun(t *testing.T, tb table.Table, _ config) {
 
 // testIndexOlderProject: a project item stored before projects were
 // listed on the index gets listed by IndexProject, once.
-func testIndexOlderProject(t *testing.T, tb table.Table, _ config) {
+func testIndexOlderProject(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	id := "proj" + pipeline.NewID()
@@ -1320,14 +1322,14 @@ func testIndexOlderProject(t *testing.T, tb table.Table, _ config) {
 // testSegmentOutcomeRace: workers racing different outcomes for the same
 // segments (sibling stages) leave each at the strongest one, counted
 // once.
-func testSegmentOutcomeRace(t *testing.T, tb table.Table, cfg config) {
+func testSegmentOutcomeRace(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	const segs = 6
 	ctx, repo, f := setupSegments(t, tb, segs)
 	outcomes := []pipeline.SegmentStatus{pipeline.SegmentDone, pipeline.SegmentSkipped, pipeline.SegmentFailed}
 	// Segment i sees outcomes up to want(i): racer w tries outcome
 	// (w/segs)%3, capped there.
 	want := func(i int) pipeline.SegmentStatus { return outcomes[i%3] }
-	cfg.race(max(cfg.racers, 3*segs), func(w int) {
+	cfg.Race(max(cfg.Racers, 3*segs), func(w int) {
 		i := w%segs + 1
 		to := outcomes[min((w/segs)%3, i%3)]
 		if _, err := repo.FinishSegments(ctx, f.wf.ID, []pipeline.SegmentFinish{{Index: i, To: to, Result: pipeline.SegmentResult{Error: string(to)}}}); err != nil {
@@ -1350,7 +1352,7 @@ func testSegmentOutcomeRace(t *testing.T, tb table.Table, cfg config) {
 
 // testFinishSegmentsBatch: a batch of outcomes is recorded with exact
 // counters, and recording it again changes nothing.
-func testFinishSegmentsBatch(t *testing.T, tb table.Table, cfg config) {
+func testFinishSegmentsBatch(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
@@ -1387,7 +1389,7 @@ func testFinishSegmentsBatch(t *testing.T, tb table.Table, cfg config) {
 
 // testPutSegmentsKeepsFinished: rebuilding segments (a late duplicate of
 // the builder) never resets one that already finished.
-func testPutSegmentsKeepsFinished(t *testing.T, tb table.Table, cfg config) {
+func testPutSegmentsKeepsFinished(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	ctx, repo, f := setupSegments(t, tb, 5)
 	if _, err := repo.FinishSegment(ctx, f.wf.ID, 3, pipeline.SegmentDone, pipeline.SegmentResult{Language: "en"}); err != nil {
 		t.Fatal(err)
@@ -1405,7 +1407,7 @@ func testPutSegmentsKeepsFinished(t *testing.T, tb table.Table, cfg config) {
 }
 
 // testDocumentWorkflows: a document's workflows, newest first.
-func testDocumentWorkflows(t *testing.T, tb table.Table, cfg config) {
+func testDocumentWorkflows(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)

@@ -1,4 +1,4 @@
-package tabletest
+package repotest
 
 import (
 	"errors"
@@ -10,11 +10,12 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/table"
+	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
 
 var evalTests = []struct {
 	name string
-	fn   func(t *testing.T, tb table.Table, cfg config)
+	fn   func(t *testing.T, tb table.Table, cfg tabletest.Config)
 }{
 	{"EvalRunsNewestFirst", testEvalRuns},
 	{"EvalRunInvalid", testEvalRunInvalid},
@@ -54,7 +55,7 @@ func evalScores(runs []pipeline.EvalRun) []float64 {
 // versions in one Query and one version's in another, paged; runs in the
 // same instant are kept apart; and they share the pipeline's partition
 // without showing in its versions or workflows.
-func testEvalRuns(t *testing.T, tb table.Table, _ config) {
+func testEvalRuns(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	clock := &stepClock{now: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
 	repo := pipeline.NewRepository(tb, pipeline.WithClock(clock.Now))
@@ -149,7 +150,7 @@ func testEvalRuns(t *testing.T, tb table.Table, _ config) {
 // testEvalRunInvalid: a run that names no stored-looking version, a name
 // that breaks keys, a score out of range or no truth set is refused and
 // writes nothing.
-func testEvalRunInvalid(t *testing.T, tb table.Table, _ config) {
+func testEvalRunInvalid(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb)
 	name := newPipeline("").Name

@@ -1,4 +1,4 @@
-package tabletest
+package repotest
 
 import (
 	"sync/atomic"
@@ -7,11 +7,12 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/table"
+	"github.com/docpipe/docpipe/pipeline/table/tabletest"
 )
 
 // testStepProgress: progress is recorded only while the step runs, leaves
 // the step's other attributes alone, and a new attempt starts without it.
-func testStepProgress(t *testing.T, tb table.Table, _ config) {
+func testStepProgress(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	var tick atomic.Int64
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)

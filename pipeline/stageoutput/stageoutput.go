@@ -1,0 +1,85 @@
+// Package stageoutput holds the formats in which a workflow's stages store
+// their results in the blob store, and reads them back for people: the
+// tokens its AI analyses billed, a document summary as text. The step
+// handlers (pipeline/steps) write these formats; the CLI and the dashboard
+// read them here, without the handlers.
+package stageoutput
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/ai"
+	"github.com/docpipe/docpipe/pipeline/analyze"
+	"github.com/docpipe/docpipe/pipeline/steperr"
+)
+
+// BatchEntry is one segment's record in a batch analysis blob
+// (pipeline.BatchAnalysisBlobKey), a JSON array of them.
+type BatchEntry struct {
+	Index  int                    `json:"index"`
+	Status pipeline.SegmentStatus `json:"status"`
+	Error  string                 `json:"error,omitempty"`
+	Result *analyze.SegmentResult `json:"result,omitempty"`
+}
+
+// Line is one segment's line in a segment stage's batch results
+// (pipeline.StageBatchBlobKey, JSON Lines): its output, or why the stage
+// failed it, and for an AI analysis the model and what it billed.
+type Line struct {
+	Index    int             `json:"index"`
+	Output   json.RawMessage `json:"output,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Model    string          `json:"model,omitempty"`
+	Usage    ai.Usage        `json:"usage,omitzero"`
+	Requests int             `json:"requests,omitempty"`
+}
+
+// DecodeLines parses a batch's JSON Lines by segment index: the one
+// reader of them, with one policy for a corrupt line (key names the blob
+// in the error).
+func DecodeLines(key string, raw []byte) (map[int]Line, error) {
+	lines := map[int]Line{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, len(raw)+1)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var l Line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
+		}
+		lines[l.Index] = l
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
+	}
+	return lines, nil
+}
+
+// EncodeLines writes lines in index order as JSON Lines.
+func EncodeLines(lines []Line) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// AIDocument is a document-scope AI analysis's stored output
+// (pipeline.StageOutputBlobKey).
+type AIDocument struct {
+	Output   json.RawMessage `json:"output"`
+	Model    string          `json:"model"`
+	Usage    ai.Usage        `json:"usage"`
+	Requests int             `json:"requests"`
+	Segments int             `json:"segments"`
+}
