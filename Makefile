@@ -19,8 +19,12 @@ run-sample: ## run the main job on the bundled samples (embedded default)
 	$(GO) run ./cmd/docpipe run --home .docpipe samples/docs
 
 .PHONY: test
-test: ## all tests with -race; with moto_server installed, also the AWS conformance and integration suites
+test: ## all tests with -race and -short (large inputs and generated cases sized down); with moto_server installed, also the AWS suites
 	.ci/test
+
+.PHONY: test-long
+test-long: ## the tests that size down under -short, at full size, without -race (moto as for make test)
+	.ci/test long
 
 .PHONY: test-unit
 test-unit: ## unit and embedded conformance tests only (no AWS endpoint needed)

@@ -17,7 +17,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, or $DOCPIPE_CONTRACT_N); one in four also runs killed and resumed")
+var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, 48 with -short, or $DOCPIPE_CONTRACT_N); one in four also runs killed and resumed")
 
 func TestMain(m *testing.M) {
 	if os.Getenv(FakeStageEnv) == "1" {
@@ -28,7 +28,8 @@ func TestMain(m *testing.M) {
 
 // caseCount is how many cases TestContract runs: the flag, else the
 // environment, else 160 (with some 40 of them also killed and resumed, about
-// as long as 200 cases without kills).
+// as long as 200 cases without kills), or 48 with -short: eight a lane,
+// a dozen of them killed.
 func caseCount(t *testing.T) int {
 	if *cases > 0 {
 		return *cases
@@ -39,6 +40,9 @@ func caseCount(t *testing.T) int {
 			t.Fatalf("DOCPIPE_CONTRACT_N=%q: want a positive number", v)
 		}
 		return n
+	}
+	if testing.Short() {
+		return 48
 	}
 	return 160
 }

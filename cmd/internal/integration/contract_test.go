@@ -31,9 +31,15 @@ func TestMain(m *testing.M) {
 }
 
 // contractCases is how many generated cases run on Step Functions: few,
-// since the emulator is slow. They are the first cases, by seed from 1,
-// that have a fault (small seeds draw small cases, most without one).
-const contractCases = 8
+// since the emulator is slow, and half as many with -short. They are the
+// first cases, by seed from 1, that have a fault (small seeds draw small
+// cases, most without one).
+func contractCases() int {
+	if testing.Short() {
+		return 4
+	}
+	return 8
+}
 
 // contractOnStepFunctions is what the generator draws for the emulator:
 // only what moto runs as Step Functions does (statemachine/interp/DIFFERENCES.md).
@@ -73,7 +79,7 @@ func TestContractOnStepFunctions(t *testing.T) {
 	t.Cleanup(srv.Close)
 	d := deploy(t, deployOptions{})
 	gen := contract.Generator(contractOnStepFunctions())
-	for seed, ran := 1, 0; ran < contractCases; seed++ {
+	for seed, ran := 1, 0; ran < contractCases(); seed++ {
 		c := gen.Example(seed)
 		if len(c.Faults) == 0 {
 			continue

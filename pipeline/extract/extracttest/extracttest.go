@@ -104,6 +104,17 @@ func heapObjects() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// StreamMemorySize is the size of the file the streaming memory tests
+// write: 64 MB, or 24 MB under -short, which is still half as large again
+// as the 16 MB (plus a few sections) they allow the heap to rise, so a
+// stream that holds the whole file fails either way.
+func StreamMemorySize() int {
+	if testing.Short() {
+		return 24 << 20
+	}
+	return 64 << 20
+}
+
 // ScalingSizes is the file sizes in MB that scaling benchmarks run: 1, 10
 // and 100, or those up to DOCPIPE_SCALING_MAX_MB (e.g. 10 on a slow
 // machine).
