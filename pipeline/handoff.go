@@ -119,7 +119,8 @@ func (h *StepHandoff) Flush(ctx context.Context) error {
 	if len(p) == 0 {
 		return nil
 	}
-	return repo.TransitionSteps(ctx, ref, p)
+	_, err := repo.TransitionSteps(ctx, ref, p...)
+	return err
 }
 
 // Progress returns the step item of workflowID as the execution last knew

@@ -17,7 +17,7 @@ func handoffWorkflow(t *testing.T) (*pipeline.Repository, pipeline.WorkflowRef) 
 		t.Fatal(err)
 	}
 	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "d", WorkflowID: "w"}
-	if _, err := repo.TransitionStep(t.Context(), ref, pipeline.StepSegmentPrep, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+	if _, err := repo.TransitionSteps(t.Context(), ref, pipeline.StepChange{Step: pipeline.StepSegmentPrep, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	return repo, ref
@@ -59,7 +59,7 @@ func TestStepHandoff(t *testing.T) {
 		t.Fatalf("Take = %+v, then more", left)
 	}
 	start := pipeline.StepChange{Step: pipeline.StepFormatParser, Seen: pipeline.StepPending, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}
-	if err := repo.TransitionSteps(ctx, ref, append(left, start)); err != nil {
+	if _, err := repo.TransitionSteps(ctx, ref, append(left, start)...); err != nil {
 		t.Fatal(err)
 	}
 	prog, err := repo.GetProgress(ctx, ref.WorkflowID)

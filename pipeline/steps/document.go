@@ -319,7 +319,7 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 		from := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
 		hasInfo := func(c pipeline.StepChange) bool { return c.Info != nil }
 		if attempt == 0 && !slices.ContainsFunc(changes, hasInfo) {
-			_, err = h.Repo.SetWorkflowStatusWithSteps(ctx, in.Workflow, prog, from, pipeline.WorkflowCompleted, "", changes)
+			_, err = h.Repo.SetWorkflowStatus(ctx, in.Workflow, from, pipeline.WorkflowCompleted, "", pipeline.StatusSeen(prog), pipeline.StatusWithSteps(changes...))
 			if errors.Is(err, pipeline.ErrStale) {
 				// Something moved on since prog (a step, the workflow, the
 				// project's slots): decide again from a fresh read, with
@@ -328,10 +328,10 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 				handoff.Forget()
 				continue
 			}
-		} else if err = h.Repo.TransitionSteps(ctx, in.Workflow, changes); err != nil {
+		} else if _, err = h.Repo.TransitionSteps(ctx, in.Workflow, changes...); err != nil {
 			handoff.Restore(in.Workflow, left)
 		} else {
-			_, err = h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, from, pipeline.WorkflowCompleted, "")
+			_, err = h.Repo.SetWorkflowStatus(ctx, in.Workflow, from, pipeline.WorkflowCompleted, "", pipeline.StatusSeen(prog))
 		}
 		if err != nil {
 			return nil, storageErr("complete workflow", err)
@@ -399,7 +399,7 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 	}
 	for name, st := range prog.Steps {
 		if st.Status == pipeline.StepInProgress {
-			if _, err := h.Repo.TransitionStep(ctx, in.Workflow, name, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, reason); err != nil {
+			if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, pipeline.StepChange{Step: name, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: reason}); err != nil {
 				return nil, storageErr("fail step", err)
 			}
 		}

@@ -66,7 +66,7 @@ func (h *handlers) reviewStage() pipeline.Handler {
 		if in.Skip {
 			return h.skipStage(ctx, in, st)
 		}
-		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+		if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}); err != nil {
 			return nil, storageErr("start step", err)
 		}
 		v, err := h.Repo.OpenReview(ctx, in.Workflow, st, prog, head.Token)
@@ -110,7 +110,7 @@ func TakeDecision(ctx context.Context, repo *pipeline.Repository, blobs blob.Sto
 	} else {
 		to, failure = pipeline.StepFailed, &steperr.StageFailedError{Reason: note}
 	}
-	if _, err := repo.TransitionStep(ctx, ref, v.Stage, []pipeline.StepStatus{pipeline.StepInProgress, pipeline.StepPending}, to, note); err != nil {
+	if _, err := repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: v.Stage, From: []pipeline.StepStatus{pipeline.StepInProgress, pipeline.StepPending}, To: to, Error: note}); err != nil {
 		return storageErr("finish review step", err)
 	}
 	if err := repo.MarkReviewApplied(ctx, v.WorkflowID, v.Stage); err != nil {

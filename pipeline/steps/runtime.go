@@ -170,7 +170,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if runErr != nil {
 			handoff.Forget()
 			h.logger().Info("step failed", "step", step, "workflow", in.Workflow.WorkflowID, "error", runErr)
-			if _, err := h.Repo.TransitionStep(context.WithoutCancel(ctx), in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, runErr.Error()); err != nil {
+			if _, err := h.Repo.TransitionSteps(context.WithoutCancel(ctx), in.Workflow, pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: runErr.Error()}); err != nil {
 				h.logger().Error("record step failure", "step", step, "error", err)
 			}
 			return nil, runErr
@@ -191,7 +191,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info}
 		if !handoff.Leave(ctx, h.Repo, in.Workflow, end) {
 			handoff.Forget()
-			if err := h.Repo.TransitionSteps(ctx, in.Workflow, []pipeline.StepChange{end}); err != nil {
+			if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, end); err != nil {
 				return nil, storageErr("finish step", err)
 			}
 		}
@@ -241,7 +241,7 @@ func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler str
 			return nil, nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
 		}
 		if prog.Status == pipeline.WorkflowPending {
-			if _, err := h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
+			if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, "", pipeline.StatusSeen(prog)); err != nil {
 				return nil, nil, storageErr("mark workflow in progress", err)
 			}
 			prog.Status = pipeline.WorkflowInProgress
@@ -259,7 +259,7 @@ func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler str
 				changes[i].Workflow = prog.Status
 			}
 		}
-		if err := h.Repo.TransitionSteps(ctx, in.Workflow, changes); err != nil {
+		if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, changes...); err != nil {
 			handoff.Restore(in.Workflow, left)
 			if kept && errors.Is(err, pipeline.ErrStale) {
 				handoff.Forget()
@@ -318,7 +318,7 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 		// The first batch starts the stage, with what the step before it
 		// left to record; the others find it started.
 		start := pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}
-		if err := h.Repo.TransitionSteps(ctx, in.Workflow, append(handedOver(ctx, in.Workflow), start)); err != nil {
+		if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, append(handedOver(ctx, in.Workflow), start)...); err != nil {
 			return nil, storageErr("start step", err)
 		}
 		res, err := safeRun(ctx, in, pipe, body)
@@ -343,7 +343,7 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 	// No flush: each segment's blobs were made durable before its outcome
 	// was recorded (finishSegments), so the stage's blobs are durable
 	// before it is recorded complete.
-	if err := h.Repo.TransitionSteps(ctx, ref, batchStageChanges(step, prog, pipe)); err != nil {
+	if _, err := h.Repo.TransitionSteps(ctx, ref, batchStageChanges(step, prog, pipe)...); err != nil {
 		return storageErr("close segment stages", err)
 	}
 	return nil

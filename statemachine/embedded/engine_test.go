@@ -277,7 +277,7 @@ func TestRerunAfterFailureOutsideAStep(t *testing.T) {
 	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.repo.TransitionStep(ctx, ref, pipeline.StepSegmentPrep, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+	if _, err := b.repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: pipeline.StepSegmentPrep, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "States.Timeout"); err != nil {
