@@ -206,6 +206,7 @@ type localPipeline struct {
 	pipeline    chosenPipeline // the version new documents run
 	web         *web.Fetcher   // fetches URLs; made on first use
 	admission   *admission     // projects' slots for the workflows run here
+	recorder    *pipeline.Recorder
 }
 
 func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*localPipeline, error) {
@@ -224,12 +225,13 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, PageImages: f.pageImages, Logger: logger, PipelineDir: os.Getenv(backend.EnvPipelineDir)})
+	lp.recorder = pipeline.BatchRecorder(b.Repo)
+	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, PageImages: f.pageImages, Logger: logger, PipelineDir: os.Getenv(backend.EnvPipelineDir), Recorder: lp.recorder})
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	eng, err := embedded.New(reg, b.Blobs, embedded.Options{OnEvent: func(e interp.Event) {
+	eng, err := embedded.New(reg, b.Blobs, embedded.Options{Recorder: lp.recorder, OnEvent: func(e interp.Event) {
 		if e.Type == interp.StateEntered {
 			lp.transitions.Add(1)
 		}
@@ -333,9 +335,8 @@ func (lp *localPipeline) runWorkflow(ctx context.Context, wf pipeline.Workflow) 
 		return err
 	}
 	defer leave()
-	ctx, handoff := pipeline.WithStepHandoff(ctx)
 	if admitted != nil {
-		handoff.Remember(*admitted, nil) // the first step starts from it
+		lp.recorder.Keep(*admitted) // the first step starts from it
 	}
 	reg := pipeline.Registration{Workflow: wf}
 	return lp.engine.Run(ctx, def, wf.PipelineVersion, lp.ingester.ExecutionInput(reg))

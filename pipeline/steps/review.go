@@ -32,12 +32,9 @@ func (h *handlers) reviewStage() pipeline.Handler {
 		}
 		_ = json.Unmarshal(payload, &head) // decodeInput read it as JSON already
 		step := in.Step
-		// A decision comes from another process: read the step item afresh.
-		pipeline.StepHandoffFrom(ctx).Forget()
-		if err := recordHandedOver(ctx); err != nil {
-			return nil, err
-		}
-		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
+		// A decision comes from another process: what the steps before
+		// left is recorded first, and the step item read afresh.
+		prog, err := h.Recorder.Start(ctx, in.Workflow, nil)
 		if err != nil {
 			return nil, storageErr("read progress", err)
 		}

@@ -59,8 +59,9 @@ func setupWrapped(t *testing.T, wrap func(blob.Store) blob.Store, wrapTable func
 	reg := pipeline.NewRegistry()
 	def := pipelinefile.Default()
 	def.BatchSize = 2 // several batches even for small samples
-	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipeline.NewStaticPipelines(def), PDF: pdf, TempDir: dir})
-	eng, err := embedded.New(reg, blobs, embedded.Options{})
+	rec := pipeline.BatchRecorder(repo)
+	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipeline.NewStaticPipelines(def), PDF: pdf, TempDir: dir, Recorder: rec})
+	eng, err := embedded.New(reg, blobs, embedded.Options{Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,8 +54,9 @@ func newUserRig(t *testing.T, def pipeline.Definition) userRig {
 	pipes := pipeline.NewStaticPipelines(pipelinefile.Default())
 	pipes.Add(def.Name, 1, def)
 	reg := pipeline.NewRegistry()
-	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipes, PDF: pdf, TempDir: dir})
-	eng, err := embedded.New(reg, blobs, embedded.Options{})
+	rec := pipeline.BatchRecorder(repo)
+	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipes, PDF: pdf, TempDir: dir, Recorder: rec})
+	eng, err := embedded.New(reg, blobs, embedded.Options{Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

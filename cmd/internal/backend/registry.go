@@ -17,6 +17,9 @@ import (
 
 // StepOptions choose the step handlers' backends and bounds.
 type StepOptions struct {
+	// Recorder records when steps start and finish; nil records each
+	// change on its own (see steps.Deps.Recorder).
+	Recorder pipeline.StepRecorder
 	// PDFBackend is "auto" (poppler's pdftotext when installed, else pure
 	// Go), "poppler" or "go".
 	PDFBackend string
@@ -87,6 +90,7 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 		Parallelism: o.Parallelism,
 		Logger:      o.Logger,
 		Lambda:      o.Lambda,
+		Recorder:    o.Recorder,
 	})
 	return reg, nil
 }
