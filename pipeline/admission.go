@@ -68,7 +68,7 @@ func (r *Repository) AdmitWorkflow(ctx context.Context, ref WorkflowRef) error {
 }
 
 // AdmitWorkflowSeen is AdmitWorkflow for a caller that has just read the
-// step item (seen), as SetWorkflowStatusSeen is for SetWorkflowStatus.
+// step item (seen), as StatusSeen is for SetWorkflowStatus.
 func (r *Repository) AdmitWorkflowSeen(ctx context.Context, ref WorkflowRef, seen StepProgress) error {
 	_, err := r.setWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, "", true, &seen, nil)
 	return err

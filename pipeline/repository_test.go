@@ -59,7 +59,7 @@ func TestStatusChangesValidate(t *testing.T) {
 	t.Parallel()
 	repo, _ := newRepo(t)
 	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "d", WorkflowID: "w"}
-	if _, err := repo.TransitionStep(t.Context(), ref, pipeline.StepOCR, nil, pipeline.StepInProgress, ""); err == nil {
+	if _, err := repo.TransitionSteps(t.Context(), ref, pipeline.StepChange{Step: pipeline.StepOCR, From: nil, To: pipeline.StepInProgress}); err == nil {
 		t.Error("transition with no from state accepted")
 	}
 	if _, err := repo.SetWorkflowStatus(t.Context(), ref, nil, pipeline.WorkflowFailed, ""); err == nil {

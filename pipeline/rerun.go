@@ -42,7 +42,7 @@ func (r *Repository) PrepareRerun(ctx context.Context, ref WorkflowRef, def Defi
 		if cur == StepPending {
 			continue
 		}
-		if _, err := r.TransitionStep(ctx, ref, st.Name, []StepStatus{cur}, StepPending, ""); err != nil {
+		if _, err := r.TransitionSteps(ctx, ref, StepChange{Step: st.Name, From: []StepStatus{cur}, To: StepPending}); err != nil {
 			return reset, err
 		}
 		reset = append(reset, st.Name)

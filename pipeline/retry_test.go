@@ -103,7 +103,7 @@ func TestWritesBackOffOnConflicts(t *testing.T) {
 	}{
 		{"create workflow", func() error { return r.CreateWorkflow(ctx, doc, wf, []Stage{{Name: stage}}) }},
 		{"transition step", func() error {
-			_, err := r.TransitionStep(ctx, ref, stage, []StepStatus{StepPending}, StepInProgress, "")
+			_, err := r.TransitionSteps(ctx, ref, StepChange{Step: stage, From: []StepStatus{StepPending}, To: StepInProgress})
 			return err
 		}},
 		{"set workflow status", func() error {

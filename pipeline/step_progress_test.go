@@ -44,7 +44,7 @@ func parsingWorkflow(t *testing.T, clock func() time.Time) (*pipeline.Repository
 		t.Fatal(err)
 	}
 	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: doc.ID, WorkflowID: wf.ID}
-	if _, err := repo.TransitionStep(ctx, ref, pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+	if _, err := repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: pipeline.StepFormatParser, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	return repo, tb, wf.ID

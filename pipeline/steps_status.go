@@ -16,24 +16,8 @@ func (r *Repository) GetProgress(ctx context.Context, workflowID string) (StepPr
 	return p, r.get(ctx, StepKey(workflowID), &p)
 }
 
-// TransitionStep moves one step from one of the from states to to, in one
-// transaction with its TRANSITION# audit item. Only that step's attributes
-// change. It returns applied=false, err=nil when the step is already in to
-// (a retried change that committed before); a step in any other state gives
-// an error matching ErrStale and table.ErrConditionFailed.
-func (r *Repository) TransitionStep(ctx context.Context, ref WorkflowRef, step string, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
-	return r.transitionStep(ctx, ref, StepChange{Step: step, From: from, To: to, Error: errMsg})
-}
-
-// TransitionStepFrom is TransitionStep for a caller that has just read the
-// step as seen (from StepProgress): the change is tried from seen in one
-// conditional transaction, without reading the step again. When the step
-// has moved on since, it proceeds as TransitionStep does.
-func (r *Repository) TransitionStepFrom(ctx context.Context, ref WorkflowRef, step string, seen StepStatus, from []StepStatus, to StepStatus, errMsg string) (bool, error) {
-	return r.transitionStepFrom(ctx, ref, StepChange{Step: step, Seen: seen, From: from, To: to, Error: errMsg})
-}
-
-// transitionStepFrom applies one change as TransitionStepFrom does.
+// transitionStepFrom applies one change on its own: from c.Seen when the
+// step is still there, else from the state read here.
 func (r *Repository) transitionStepFrom(ctx context.Context, ref WorkflowRef, c StepChange) (bool, error) {
 	switch {
 	case c.Seen == c.To:
@@ -98,11 +82,13 @@ func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, c Step
 	return applied, err
 }
 
-// StepChange is one step's move for TransitionSteps: from Seen, as the
-// caller has just read it, to To; From lists the states the move is valid
-// from, as for TransitionStep.
+// StepChange is one step's move for TransitionSteps: to To from one of
+// From, the states the move is valid from. The other fields are options.
 type StepChange struct {
-	Step  string
+	Step string
+	// Seen is the state the caller has just read the step in: the change
+	// is tried from it without reading the step again. Empty: the step is
+	// read when From offers more than one state.
 	Seen  StepStatus
 	From  []StepStatus
 	To    StepStatus
@@ -116,34 +102,48 @@ type StepChange struct {
 	At time.Time
 	// Workflow, when set, makes the change conditional on the workflow's
 	// status too: for a caller that decided from a step item it did not
-	// just read (StepHandoff). If the status differs, or any step has
-	// moved on, nothing is written and the error matches ErrStale.
+	// just read (a StepRecorder keeps it between steps). If the status
+	// differs, or any step has moved on, nothing is written and the error
+	// matches ErrStale.
 	Workflow WorkflowStatus
 }
 
-// TransitionSteps moves several steps of one workflow in one transaction,
-// each conditional on its step still being in Seen and each with its own
-// audit item: the step runtime closes the segment stages a step waits for
-// and starts that step in one write. A change already in To is dropped.
-// When a step has moved on since it was read, the changes are applied one
-// by one instead, each as TransitionStepFrom would.
-func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, changes []StepChange) error {
+// TransitionSteps is the one way a step's status changes: it moves steps
+// of one workflow, each from one of its From states to its To, with its own
+// TRANSITION# audit item; only those steps' attributes change. What each
+// change may also say (Seen, Info, At, Workflow) is described on
+// StepChange.
+//
+// A change whose step is already in To is a retried change that committed
+// before: nothing is written for it, and applied is false when nothing at
+// all was written. A step in any other state gives an error matching
+// ErrStale and table.ErrConditionFailed.
+//
+// Several changes go in one transaction, each conditional on its step
+// still being in Seen: the step runtime closes the segment stages a step
+// waits for, records the step before complete and starts the step in one
+// write. When a step has moved on since it was read, the changes are
+// applied one by one instead, each from the state it is in then.
+func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, changes ...StepChange) (applied bool, err error) {
 	var todo []StepChange
 	for _, c := range changes {
 		if err := validName("step", c.Step); err != nil {
-			return err
+			return false, err
 		}
 		if c.Seen != c.To {
 			todo = append(todo, c)
 		}
 	}
-	oneByOne := func(cs []StepChange) error {
+	oneByOne := func(cs []StepChange) (bool, error) {
+		wrote := false
 		for _, c := range cs {
-			if _, err := r.transitionStepFrom(ctx, ref, c); err != nil {
-				return err
+			ok, err := r.transitionStepFrom(ctx, ref, c)
+			wrote = wrote || ok
+			if err != nil {
+				return wrote, err
 			}
 		}
-		return nil
+		return wrote, nil
 	}
 	// A transaction holds the step item's update, one audit item per change
 	// and, when a change records info, both workflow items.
@@ -152,7 +152,7 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 		return oneByOne(todo)
 	}
 	if guarded && len(todo)+2 >= table.MaxTransactItems {
-		return fmt.Errorf("pipeline: %d guarded step changes of %s do not fit one transaction", len(todo), ref.WorkflowID)
+		return false, fmt.Errorf("pipeline: %d guarded step changes of %s do not fit one transaction", len(todo), ref.WorkflowID)
 	}
 	var change table.TxUpdate
 	var updatedAt table.Set
@@ -163,7 +163,7 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 	for _, c := range todo {
 		if !slices.Contains(c.From, c.Seen) {
 			if guarded {
-				return fmt.Errorf("%w: step %s of %s was seen %s, not %v", ErrStale, c.Step, ref.WorkflowID, c.Seen, c.From)
+				return false, fmt.Errorf("%w: step %s of %s was seen %s, not %v", ErrStale, c.Step, ref.WorkflowID, c.Seen, c.From)
 			}
 			return oneByOne(todo)
 		}
@@ -177,7 +177,7 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 			}
 			wf, stepUpdates, err := r.workflowInfoActions(ref, *c.Info)
 			if err != nil {
-				return err
+				return false, err
 			}
 			change.Updates = append(change.Updates, stepUpdates...)
 			audits = append(audits, wf...)
@@ -191,18 +191,18 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 	change.Key = StepKey(ref.WorkflowID)
 	change.Updates = append(change.Updates, updatedAt)
 	change.Cond = conds
-	err := r.t.Transact(ctx, append([]table.TxAction{change}, audits...))
+	err = r.t.Transact(ctx, append([]table.TxAction{change}, audits...))
 	if lostRace(err) && guarded {
 		// The caller decides again from a fresh read.
-		return fmt.Errorf("%w: workflow %s changed since its step item was kept: %v", ErrStale, ref.WorkflowID, err)
+		return false, fmt.Errorf("%w: workflow %s changed since its step item was kept: %v", ErrStale, ref.WorkflowID, err)
 	}
 	if lostRace(err) {
 		return oneByOne(todo)
 	}
 	if err != nil {
-		return fmt.Errorf("pipeline: transition steps of %s: %w", ref.WorkflowID, err)
+		return false, fmt.Errorf("pipeline: transition steps of %s: %w", ref.WorkflowID, err)
 	}
-	return nil
+	return true, nil
 }
 
 // stepFrom reads the state a step moves from; done when it is already in to
@@ -268,36 +268,24 @@ func (r *Repository) stepStatus(ctx context.Context, workflowID, step string) (S
 	return st.Status, nil
 }
 
-// SetWorkflowStatus moves a workflow from one of the from states to to on
-// both workflow items and the step item, in one transaction. The status
-// index entry is rewritten, or removed for a completed workflow (the index
-// is sparse: it holds only what someone waits on or must look at). The
-// idempotency rule is TransitionStep's.
+// SetWorkflowStatus is the one way a workflow's status changes: it moves
+// the workflow from one of the from states to to on both workflow items
+// and the step item, in one transaction. The status index entry is
+// rewritten, or removed for a completed workflow (the index is sparse: it
+// holds only what someone waits on or must look at). A workflow already in
+// to gives applied=false, err=nil; one in any other state an error
+// matching ErrStale.
 //
 // A workflow entering in_progress takes one of its project's slots and one
 // leaving it gives the slot back, in the same transaction (slotActions);
 // only AdmitWorkflow refuses a workflow over the project's limit.
-func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) (bool, error) {
-	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, nil, nil)
-}
-
-// SetWorkflowStatusSeen is SetWorkflowStatus for a caller that has just
-// read the step item (seen): its first attempt works from it instead of
-// reading the item again. When the workflow has moved on since, the
-// attempt's conditions fail and the next one reads afresh.
-func (r *Repository) SetWorkflowStatusSeen(ctx context.Context, ref WorkflowRef, seen StepProgress, from []WorkflowStatus, to WorkflowStatus, errMsg string) (bool, error) {
-	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, &seen, nil)
-}
-
-// SetWorkflowStatusWithSteps is SetWorkflowStatusSeen that applies step
-// changes (as TransitionSteps) in the same transaction: the last step's
-// completion and the workflow's outcome in one write. Each change needs
-// Seen among its From and no Info. If anything has moved on since seen,
-// nothing is written and the error matches ErrStale: the caller reads
-// afresh and decides again.
-func (r *Repository) SetWorkflowStatusWithSteps(ctx context.Context, ref WorkflowRef, seen StepProgress, from []WorkflowStatus, to WorkflowStatus, errMsg string, steps []StepChange) (bool, error) {
+func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string, opts ...StatusOption) (bool, error) {
+	var o statusOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var todo []StepChange
-	for _, c := range steps {
+	for _, c := range o.steps {
 		if err := validName("step", c.Step); err != nil {
 			return false, err
 		}
@@ -314,7 +302,33 @@ func (r *Repository) SetWorkflowStatusWithSteps(ctx context.Context, ref Workflo
 	if len(todo)+6 > table.MaxTransactItems {
 		return false, fmt.Errorf("pipeline: %d step changes of %s do not fit one transaction", len(todo), ref.WorkflowID)
 	}
-	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, &seen, todo)
+	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, o.seen, todo)
+}
+
+// A StatusOption adds to a SetWorkflowStatus.
+type StatusOption func(*statusOptions)
+
+type statusOptions struct {
+	seen  *StepProgress
+	steps []StepChange
+}
+
+// StatusSeen is for a caller that has just read the step item (seen): the
+// first attempt works from it instead of reading the item again. When the
+// workflow has moved on since, the attempt's conditions fail and the next
+// one reads afresh.
+func StatusSeen(seen StepProgress) StatusOption {
+	return func(o *statusOptions) { o.seen = &seen }
+}
+
+// StatusWithSteps applies step changes (as TransitionSteps) in the same
+// transaction as the status change: the last step's completion and the
+// workflow's outcome in one write. Each change needs Seen among its From
+// and no Info. If anything has moved on since they were seen, nothing is
+// written and the error matches ErrStale: the caller reads afresh and
+// decides again.
+func StatusWithSteps(changes ...StepChange) StatusOption {
+	return func(o *statusOptions) { o.steps = append(o.steps, changes...) }
 }
 
 // withSteps merges step changes into a status change's actions: their

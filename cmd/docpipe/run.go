@@ -223,12 +223,13 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, PageImages: f.pageImages, Logger: logger, PipelineDir: os.Getenv(backend.EnvPipelineDir)})
+	recorder := pipeline.BatchRecorder(b.Repo)
+	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: f.pdf, PageImages: f.pageImages, Logger: logger, PipelineDir: os.Getenv(backend.EnvPipelineDir), Recorder: recorder})
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	eng, err := embedded.New(reg, b.Blobs, embedded.Options{OnEvent: func(e interp.Event) {
+	eng, err := embedded.New(reg, b.Blobs, embedded.Options{Recorder: recorder, OnEvent: func(e interp.Event) {
 		if e.Type == interp.StateEntered {
 			lp.transitions.Add(1)
 		}
@@ -259,7 +260,7 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 	}
 	lp.logger = logger
 	lp.options = localrun.Options{
-		Ingester: ig, Engine: eng, Project: f.project,
+		Ingester: ig, Engine: eng, Recorder: recorder, Project: f.project,
 		Pipeline:    localrun.Pipeline{Name: chosen.name, Version: chosen.version},
 		Concurrency: f.concurrency, Logger: logger,
 		Fetch: web.FetcherOptions{UserAgent: web.UserAgent(buildVersion()), AllowPrivateNetwork: f.allowPrivate},

@@ -472,11 +472,10 @@ func testTransitionRace(t *testing.T, tb table.Table, cfg tabletest.Config) {
 	f := setup(t, repo)
 	var applied, noops atomic.Int64
 	cfg.Race(cfg.Racers, func(int) {
-		ok, err := repo.TransitionStep(t.Context(), f.ref, pipeline.StepSegmentPrep,
-			[]pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, "")
+		ok, err := repo.TransitionSteps(t.Context(), f.ref, pipeline.StepChange{Step: pipeline.StepSegmentPrep, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress})
 		switch {
 		case err != nil:
-			t.Errorf("TransitionStep: %v", err)
+			t.Errorf("TransitionSteps: %v", err)
 		case ok:
 			applied.Add(1)
 		default:
@@ -509,19 +508,19 @@ func testTransitionSequence(t *testing.T, tb table.Table, _ tabletest.Config) {
 	pending, inProgress := []pipeline.StepStatus{pipeline.StepPending}, []pipeline.StepStatus{pipeline.StepInProgress}
 	step := pipeline.StepFormatParser
 
-	ok, err := repo.TransitionStep(ctx, f.ref, step, pending, pipeline.StepInProgress, "")
+	ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: pending, To: pipeline.StepInProgress})
 	if !ok || err != nil {
 		t.Fatalf("start: %v, %v", ok, err)
 	}
 	// A retry of a committed change is a no-op, not an error.
-	if ok, err := repo.TransitionStep(ctx, f.ref, step, pending, pipeline.StepInProgress, ""); ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: pending, To: pipeline.StepInProgress}); ok || err != nil {
 		t.Fatalf("retried start: applied=%v err=%v, want a no-op", ok, err)
 	}
 	// A change from a state the step has left is stale.
-	ok, err = repo.TransitionStep(ctx, f.ref, step, pending, pipeline.StepCompleted, "")
+	ok, err = repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: pending, To: pipeline.StepCompleted})
 	wantStale(t, "complete from pending", ok, err)
 
-	if ok, err := repo.TransitionStep(ctx, f.ref, step, inProgress, pipeline.StepFailed, "parser crashed"); !ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: inProgress, To: pipeline.StepFailed, Error: "parser crashed"}); !ok || err != nil {
 		t.Fatalf("fail: %v, %v", ok, err)
 	}
 	st := progress(t, repo, f.wf.ID).Steps[step]
@@ -530,16 +529,16 @@ func testTransitionSequence(t *testing.T, tb table.Table, _ tabletest.Config) {
 	}
 	// Several from states: the audit record names the actual one.
 	retry := []pipeline.StepStatus{pipeline.StepFailed, pipeline.StepPending}
-	if ok, err := repo.TransitionStep(ctx, f.ref, step, retry, pipeline.StepInProgress, ""); !ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: retry, To: pipeline.StepInProgress}); !ok || err != nil {
 		t.Fatalf("restart: %v, %v", ok, err)
 	}
-	if ok, err := repo.TransitionStep(ctx, f.ref, step, retry, pipeline.StepInProgress, ""); ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: retry, To: pipeline.StepInProgress}); ok || err != nil {
 		t.Fatalf("retried restart: applied=%v err=%v, want a no-op", ok, err)
 	}
-	if ok, err := repo.TransitionStep(ctx, f.ref, step, inProgress, pipeline.StepCompleted, ""); !ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: inProgress, To: pipeline.StepCompleted}); !ok || err != nil {
 		t.Fatalf("complete: %v, %v", ok, err)
 	}
-	if ok, err := repo.TransitionStep(ctx, f.ref, pipeline.StepOCR, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress}, pipeline.StepSkipped, "no OCR engine"); !ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: pipeline.StepOCR, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress}, To: pipeline.StepSkipped, Error: "no OCR engine"}); !ok || err != nil {
 		t.Fatalf("skip: %v, %v", ok, err)
 	}
 
@@ -601,26 +600,26 @@ func testTransitionFromSeen(t *testing.T, tb table.Table, _ tabletest.Config) {
 	requests := func() metered.Counts { return m.Counts() }
 
 	before := requests()
-	if ok, err := repo.TransitionStepFrom(ctx, f.ref, step, pipeline.StepPending, retry, pipeline.StepInProgress, ""); !ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, Seen: pipeline.StepPending, From: retry, To: pipeline.StepInProgress}); !ok || err != nil {
 		t.Fatalf("start from the seen state: %v, %v", ok, err)
 	}
 	if got := requests(); got.TableReads != before.TableReads || got.TableWrites != before.TableWrites+1 {
 		t.Fatalf("start from the seen state took %d reads and %d writes, want 0 and 1", got.TableReads-before.TableReads, got.TableWrites-before.TableWrites)
 	}
 	before = requests()
-	if ok, err := repo.TransitionStepFrom(ctx, f.ref, step, pipeline.StepInProgress, retry, pipeline.StepInProgress, ""); ok || err != nil || requests() != before {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: retry, To: pipeline.StepInProgress}); ok || err != nil || requests() != before {
 		t.Fatalf("seen already in the target state: applied=%v err=%v, want a no-op without requests", ok, err)
 	}
-	if ok, err := repo.TransitionStep(ctx, f.ref, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, "crashed"); !ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: "crashed"}); !ok || err != nil {
 		t.Fatalf("fail: %v, %v", ok, err)
 	}
 	// Seen pending, but the step failed since: restarted from failed.
-	if ok, err := repo.TransitionStepFrom(ctx, f.ref, step, pipeline.StepPending, retry, pipeline.StepInProgress, ""); !ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, Seen: pipeline.StepPending, From: retry, To: pipeline.StepInProgress}); !ok || err != nil {
 		t.Fatalf("restart from a stale seen state: %v, %v", ok, err)
 	}
 	// Seen pending, but the step is in progress: completing from pending
 	// or failed is stale.
-	ok, err := repo.TransitionStepFrom(ctx, f.ref, step, pipeline.StepPending, retry, pipeline.StepCompleted, "")
+	ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, Seen: pipeline.StepPending, From: retry, To: pipeline.StepCompleted})
 	wantStale(t, "complete from a stale seen state", ok, err)
 	if st := progress(t, repo, f.wf.ID).Steps[step]; st.Status != pipeline.StepInProgress || st.Error != "" {
 		t.Fatalf("step after the changes = %+v", st)
@@ -656,7 +655,7 @@ func testTransitionParallelSteps(t *testing.T, tb table.Table, cfg tabletest.Con
 			if to == pipeline.StepCompleted {
 				from = pipeline.StepInProgress
 			}
-			if ok, err := repo.TransitionStep(t.Context(), f.ref, s.Name, []pipeline.StepStatus{from}, to, ""); !ok || err != nil {
+			if ok, err := repo.TransitionSteps(t.Context(), f.ref, pipeline.StepChange{Step: s.Name, From: []pipeline.StepStatus{from}, To: to}); !ok || err != nil {
 				t.Errorf("%s → %s: %v, %v", s.Name, to, ok, err)
 			}
 		}
@@ -677,18 +676,18 @@ func testTransitionMissing(t *testing.T, tb table.Table, _ tabletest.Config) {
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
 	pending := []pipeline.StepStatus{pipeline.StepPending}
-	if ok, err := repo.TransitionStep(ctx, f.ref, "no_such_step", pending, pipeline.StepInProgress, ""); ok || !errors.Is(err, pipeline.ErrNotFound) {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: "no_such_step", From: pending, To: pipeline.StepInProgress}); ok || !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("unknown step: applied=%v err=%v, want ErrNotFound", ok, err)
 	}
 	ghost := pipeline.WorkflowRef{ProjectID: f.ref.ProjectID, DocumentID: f.ref.DocumentID, WorkflowID: pipeline.NewID()}
-	if ok, err := repo.TransitionStep(ctx, ghost, pipeline.StepOCR, pending, pipeline.StepInProgress, ""); ok || !errors.Is(err, pipeline.ErrNotFound) {
+	if ok, err := repo.TransitionSteps(ctx, ghost, pipeline.StepChange{Step: pipeline.StepOCR, From: pending, To: pipeline.StepInProgress}); ok || !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("missing workflow: applied=%v err=%v, want ErrNotFound", ok, err)
 	}
 	tabletest.WantMissing(t, tb, pipeline.StepKey(ghost.WorkflowID)) // no upsert of a stub
 	if ok, err := repo.SetWorkflowStatus(ctx, ghost, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); ok || !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("status of a missing workflow: applied=%v err=%v, want ErrNotFound", ok, err)
 	}
-	if ok, err := repo.TransitionStep(ctx, f.ref, "bad.name", pending, pipeline.StepInProgress, ""); ok || err == nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: "bad.name", From: pending, To: pipeline.StepInProgress}); ok || err == nil {
 		t.Fatalf("dotted step name accepted")
 	}
 	if trs, err := repo.ListTransitions(ctx, f.wf.ID); err != nil || len(trs) != 0 {
@@ -700,7 +699,7 @@ func testTransitionTTL(t *testing.T, tb table.Table, _ tabletest.Config) {
 	ctx := t.Context()
 	repo := pipeline.NewRepository(tb, pipeline.WithTransitionTTL(time.Hour))
 	f := setup(t, repo)
-	if ok, err := repo.TransitionStep(ctx, f.ref, pipeline.StepOCR, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); !ok || err != nil {
+	if ok, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: pipeline.StepOCR, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}); !ok || err != nil {
 		t.Fatalf("transition: %v, %v", ok, err)
 	}
 	items := tabletest.QueryAll(t, tb, table.Query{PK: pipeline.StepKey(f.wf.ID).PK, SKPrefix: pipeline.PrefixTransition})
@@ -908,19 +907,19 @@ func testStepChangeWithInfo(t *testing.T, tb table.Table, _ tabletest.Config) {
 		return pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: inProgress, To: pipeline.StepCompleted, Info: &info}
 	}
 	stale := 3
-	err := repo.TransitionSteps(ctx, f.ref, []pipeline.StepChange{complete(pipeline.WorkflowInfo{TotalSegments: &stale})})
+	_, err := repo.TransitionSteps(ctx, f.ref, complete(pipeline.WorkflowInfo{TotalSegments: &stale}))
 	wantStale(t, "complete a pending step", false, err)
 	if p := progress(t, repo, f.wf.ID); p.TotalSegments != 0 {
 		t.Fatalf("a stale completion recorded its total: %d", p.TotalSegments)
 	}
-	if _, err := repo.TransitionStep(ctx, f.ref, step, pending, pipeline.StepInProgress, ""); err != nil {
+	if _, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: pending, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	mime, total := "text/plain", 12
-	err = repo.TransitionSteps(ctx, f.ref, []pipeline.StepChange{
+	_, err = repo.TransitionSteps(ctx, f.ref,
 		complete(pipeline.WorkflowInfo{MIMEType: &mime, TotalSegments: &total}),
-		{Step: pipeline.StepOCR, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
-	})
+		pipeline.StepChange{Step: pipeline.StepOCR, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
+	)
 	if err != nil {
 		t.Fatalf("complete with info and start the next step: %v", err)
 	}
@@ -951,14 +950,14 @@ func testTransitionSteps(t *testing.T, tb table.Table, _ tabletest.Config) {
 	f := setup(t, repo)
 	pending := []pipeline.StepStatus{pipeline.StepPending}
 	closeFrom := []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed}
-	if _, err := repo.TransitionStep(ctx, f.ref, pipeline.StepSegmentAnalyzer, pending, pipeline.StepInProgress, ""); err != nil {
+	if _, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: pipeline.StepSegmentAnalyzer, From: pending, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
-	err := repo.TransitionSteps(ctx, f.ref, []pipeline.StepChange{
-		{Step: pipeline.StepSegmentAnalyzer, Seen: pipeline.StepInProgress, From: closeFrom, To: pipeline.StepCompleted, Error: "3 segments done"},
-		{Step: pipeline.StepGraphBuilder, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
-		{Step: pipeline.StepSegmentPrep, Seen: pipeline.StepCompleted, From: pending, To: pipeline.StepCompleted}, // already there
-	})
+	_, err := repo.TransitionSteps(ctx, f.ref,
+		pipeline.StepChange{Step: pipeline.StepSegmentAnalyzer, Seen: pipeline.StepInProgress, From: closeFrom, To: pipeline.StepCompleted, Error: "3 segments done"},
+		pipeline.StepChange{Step: pipeline.StepGraphBuilder, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
+		pipeline.StepChange{Step: pipeline.StepSegmentPrep, Seen: pipeline.StepCompleted, From: pending, To: pipeline.StepCompleted}, // already there
+	)
 	if err != nil {
 		t.Fatalf("TransitionSteps: %v", err)
 	}
@@ -976,13 +975,13 @@ func testTransitionSteps(t *testing.T, tb table.Table, _ tabletest.Config) {
 	// The summarizer was read as pending but has started since: the joint
 	// write fails, and one by one the summarizer's start is a no-op while
 	// the document step still completes.
-	if _, err := repo.TransitionStep(ctx, f.ref, pipeline.StepDocumentSummarizer, pending, pipeline.StepInProgress, ""); err != nil {
+	if _, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: pipeline.StepDocumentSummarizer, From: pending, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
-	err = repo.TransitionSteps(ctx, f.ref, []pipeline.StepChange{
-		{Step: pipeline.StepGraphBuilder, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepCompleted},
-		{Step: pipeline.StepDocumentSummarizer, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
-	})
+	_, err = repo.TransitionSteps(ctx, f.ref,
+		pipeline.StepChange{Step: pipeline.StepGraphBuilder, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepCompleted},
+		pipeline.StepChange{Step: pipeline.StepDocumentSummarizer, Seen: pipeline.StepPending, From: pending, To: pipeline.StepInProgress},
+	)
 	if err != nil {
 		t.Fatalf("TransitionSteps after a race: %v", err)
 	}
@@ -1004,19 +1003,19 @@ func testStatusWithSteps(t *testing.T, tb table.Table, _ tabletest.Config) {
 	f := setup(t, repo)
 	pending := []pipeline.StepStatus{pipeline.StepPending}
 	running := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
-	if _, err := repo.TransitionStep(ctx, f.ref, pipeline.StepDocumentSummarizer, pending, pipeline.StepInProgress, ""); err != nil {
+	if _, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: pipeline.StepDocumentSummarizer, From: pending, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	seen := progress(t, repo, f.wf.ID)
 	done := pipeline.StepChange{Step: pipeline.StepDocumentSummarizer, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepCompleted}
 	stale := pipeline.StepChange{Step: pipeline.StepGraphBuilder, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepCompleted}
-	if _, err := repo.SetWorkflowStatusWithSteps(ctx, f.ref, seen, running, pipeline.WorkflowCompleted, "", []pipeline.StepChange{done, stale}); !errors.Is(err, pipeline.ErrStale) {
+	if _, err := repo.SetWorkflowStatus(ctx, f.ref, running, pipeline.WorkflowCompleted, "", pipeline.StatusSeen(seen), pipeline.StatusWithSteps(done, stale)); !errors.Is(err, pipeline.ErrStale) {
 		t.Fatalf("with a step seen in a state it is not in: %v, want ErrStale", err)
 	}
 	if p := progress(t, repo, f.wf.ID); p.Status == pipeline.WorkflowCompleted || p.Steps[pipeline.StepDocumentSummarizer].Status != pipeline.StepInProgress {
 		t.Fatalf("a failed joint write wrote: %s, summarizer %s", p.Status, p.Steps[pipeline.StepDocumentSummarizer].Status)
 	}
-	if ok, err := repo.SetWorkflowStatusWithSteps(ctx, f.ref, seen, running, pipeline.WorkflowCompleted, "", []pipeline.StepChange{done}); !ok || err != nil {
+	if ok, err := repo.SetWorkflowStatus(ctx, f.ref, running, pipeline.WorkflowCompleted, "", pipeline.StatusSeen(seen), pipeline.StatusWithSteps(done)); !ok || err != nil {
 		t.Fatalf("joint write: %v, %v", ok, err)
 	}
 	p := progress(t, repo, f.wf.ID)
@@ -1038,12 +1037,12 @@ func testWorkflowStatusSeen(t *testing.T, tb table.Table, _ tabletest.Config) {
 	repo := pipeline.NewRepository(tb)
 	f := setup(t, repo)
 	stale := progress(t, repo, f.wf.ID) // pending
-	if ok, err := repo.SetWorkflowStatusSeen(ctx, f.ref, stale, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); !ok || err != nil {
+	if ok, err := repo.SetWorkflowStatus(ctx, f.ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, "", pipeline.StatusSeen(stale)); !ok || err != nil {
 		t.Fatalf("start from a fresh read: %v, %v", ok, err)
 	}
 	wantRunning(t, repo, f.doc.ProjectID, 1)
 	// stale still says pending; the workflow is in progress.
-	ok, err := repo.SetWorkflowStatusSeen(ctx, f.ref, stale, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, "")
+	ok, err := repo.SetWorkflowStatus(ctx, f.ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}, pipeline.WorkflowCompleted, "", pipeline.StatusSeen(stale))
 	if !ok || err != nil {
 		t.Fatalf("complete from a stale read: %v, %v", ok, err)
 	}

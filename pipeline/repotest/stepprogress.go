@@ -31,7 +31,7 @@ func testStepProgress(t *testing.T, tb table.Table, _ tabletest.Config) {
 	if record(1) {
 		t.Fatal("progress recorded on a pending step")
 	}
-	if _, err := repo.TransitionStep(ctx, f.ref, step, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+	if _, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	before := progress(t, repo, f.wf.ID)
@@ -50,13 +50,13 @@ func testStepProgress(t *testing.T, tb table.Table, _ tabletest.Config) {
 		t.Errorf("remaining %v, %v", left, ok)
 	}
 
-	if _, err := repo.TransitionStep(ctx, f.ref, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, "crashed"); err != nil {
+	if _, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: "crashed"}); err != nil {
 		t.Fatal(err)
 	}
 	if record(800) {
 		t.Error("progress recorded on a failed step")
 	}
-	if _, err := repo.TransitionStep(ctx, f.ref, step, []pipeline.StepStatus{pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+	if _, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepFailed}, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	if p := progress(t, repo, f.wf.ID).Steps[step].Progress; p != nil {

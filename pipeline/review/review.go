@@ -46,7 +46,7 @@ func TakeDecision(ctx context.Context, repo *pipeline.Repository, blobs blob.Sto
 	} else {
 		to, failure = pipeline.StepFailed, &steperr.StageFailedError{Reason: note}
 	}
-	if _, err := repo.TransitionStep(ctx, ref, v.Stage, []pipeline.StepStatus{pipeline.StepInProgress, pipeline.StepPending}, to, note); err != nil {
+	if _, err := repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: v.Stage, From: []pipeline.StepStatus{pipeline.StepInProgress, pipeline.StepPending}, To: to, Error: note}); err != nil {
 		return steperr.Storage("finish review step", err)
 	}
 	if err := repo.MarkReviewApplied(ctx, v.WorkflowID, v.Stage); err != nil {

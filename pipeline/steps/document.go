@@ -3,7 +3,6 @@ package steps
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -280,65 +279,44 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	handoff := pipeline.StepHandoffFrom(ctx)
-	for attempt := 0; ; attempt++ {
-		// The step item the step before kept, if any: the outcome's write
-		// is conditional on everything it decides from.
-		prog, kept := handoff.Progress(in.Workflow.WorkflowID)
-		if !kept {
-			if prog, err = h.Repo.GetProgress(ctx, in.Workflow.WorkflowID); err != nil {
-				return nil, storageErr("read progress", err)
-			}
-		}
+	var out []byte
+	prog, err := h.start(ctx, in.Workflow, "complete workflow", func(prog *pipeline.StepProgress) (pipeline.StepStart, error) {
+		out = nil
 		if prog.Status == pipeline.WorkflowCompleted {
-			return encodeOutput(pipeline.StepOutput{Step: in.Step, Skipped: true, Message: "already completed"})
+			var err error
+			out, err = encodeOutput(pipeline.StepOutput{Step: in.Step, Skipped: true, Message: "already completed"})
+			return pipeline.StepStart{}, err
 		}
-		pipe, err := h.pipelineOf(ctx, prog)
+		pipe, err := h.pipelineOf(ctx, *prog)
 		if err != nil {
-			return nil, err
+			return pipeline.StepStart{}, err
 		}
 		if !pipe.hasSegmentStages() && prog.SegmentsDone+prog.SegmentsFailed+prog.SegmentsSkipped != prog.TotalSegments {
 			// No segment stage ran to give the segments their final status:
 			// they are done as built (or skipped/failed as their text says).
-			if prog, err = h.finishAllOpenSegments(ctx, in.Workflow); err != nil {
-				return nil, err
+			if *prog, err = h.finishAllOpenSegments(ctx, in.Workflow); err != nil {
+				return pipeline.StepStart{}, err
 			}
 		}
 		if finished := prog.SegmentsDone + prog.SegmentsFailed + prog.SegmentsSkipped; finished != prog.TotalSegments {
-			return nil, &steperr.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
+			return pipeline.StepStart{}, &steperr.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
 		}
 		if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
-			return nil, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
+			return pipeline.StepStart{}, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
 		}
 		// The segment stages still open close, the step before is recorded
 		// complete, and the workflow completes, in one write. prog's
 		// counters are final (checked above): the stages closing do not
 		// change what the outcome event says.
-		left := handoff.Take(in.Workflow)
-		changes := append(batchStageChanges("", prog, pipe), left...)
-		from := []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending}
-		hasInfo := func(c pipeline.StepChange) bool { return c.Info != nil }
-		if attempt == 0 && !slices.ContainsFunc(changes, hasInfo) {
-			_, err = h.Repo.SetWorkflowStatusWithSteps(ctx, in.Workflow, prog, from, pipeline.WorkflowCompleted, "", changes)
-			if errors.Is(err, pipeline.ErrStale) {
-				// Something moved on since prog (a step, the workflow, the
-				// project's slots): decide again from a fresh read, with
-				// the writes apart, each retried as it needs.
-				handoff.Restore(in.Workflow, left)
-				handoff.Forget()
-				continue
-			}
-		} else if err = h.Repo.TransitionSteps(ctx, in.Workflow, changes); err != nil {
-			handoff.Restore(in.Workflow, left)
-		} else {
-			_, err = h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, from, pipeline.WorkflowCompleted, "")
-		}
-		if err != nil {
-			return nil, storageErr("complete workflow", err)
-		}
-		handoff.Forget()
-		return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)})
+		return pipeline.StepStart{Steps: batchStageChanges("", *prog, pipe), Outcome: pipeline.WorkflowCompleted}, nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case out != nil:
+		return out, nil
 	}
+	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)})
 }
 
 // finishAllOpenSegments gives every open segment of a pipeline without a
@@ -389,17 +367,15 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 		return nil, err
 	}
 	reason := FailureReason(in.Error)
-	pipeline.StepHandoffFrom(ctx).Forget()
-	if err := recordHandedOver(ctx); err != nil {
-		return nil, err
-	}
-	prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
+	// What the steps before left is recorded first, and the step item
+	// read afresh.
+	prog, err := h.Recorder.Start(ctx, in.Workflow, nil)
 	if err != nil {
 		return nil, storageErr("read progress", err)
 	}
 	for name, st := range prog.Steps {
 		if st.Status == pipeline.StepInProgress {
-			if _, err := h.Repo.TransitionStep(ctx, in.Workflow, name, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, reason); err != nil {
+			if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, pipeline.StepChange{Step: name, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: reason}); err != nil {
 				return nil, storageErr("fail step", err)
 			}
 		}

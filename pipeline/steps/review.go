@@ -26,12 +26,9 @@ func (h *handlers) reviewStage() pipeline.Handler {
 		}
 		_ = json.Unmarshal(payload, &head) // decodeInput read it as JSON already
 		step := in.Step
-		// A decision comes from another process: read the step item afresh.
-		pipeline.StepHandoffFrom(ctx).Forget()
-		if err := recordHandedOver(ctx); err != nil {
-			return nil, err
-		}
-		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
+		// A decision comes from another process: what the steps before
+		// left is recorded first, and the step item read afresh.
+		prog, err := h.Recorder.Start(ctx, in.Workflow, nil)
 		if err != nil {
 			return nil, storageErr("read progress", err)
 		}
@@ -60,7 +57,7 @@ func (h *handlers) reviewStage() pipeline.Handler {
 		if in.Skip {
 			return h.skipStage(ctx, in, st)
 		}
-		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, step, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepInProgress, ""); err != nil {
+		if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}); err != nil {
 			return nil, storageErr("start step", err)
 		}
 		v, err := h.Repo.OpenReview(ctx, in.Workflow, st, prog, head.Token)

@@ -62,6 +62,11 @@ type Deps struct {
 	// AIModels make the model of an analysis stage from its settings
 	// (cmd/* choose the clients behind them); nil fails analysis stages.
 	AIModels ai.Models
+	// Recorder records when steps start and finish; nil records each on
+	// its own (pipeline.DirectRecorder), as where every step runs in its
+	// own invocation. The embedded engine gives the pipeline.BatchRecorder
+	// it flushes.
+	Recorder pipeline.StepRecorder
 }
 
 func (d Deps) parallelism() int {
@@ -100,6 +105,9 @@ func Register(reg *pipeline.Registry, d Deps) {
 	src := d.Pipelines
 	if src == nil {
 		src = pipeline.NewStaticPipelines(pipelinefile.Default())
+	}
+	if d.Recorder == nil {
+		d.Recorder = pipeline.DirectRecorder(d.Repo)
 	}
 	h := &handlers{Deps: d, pipes: &pipelineCache{src: src, m: map[string]*workflowPipeline{}}, kinds: map[string]segmentKind{}}
 	reg.Register(pipeline.StepSegmentPrep, h.wrap(pipeline.StepSegmentPrep, h.segmentPrep))
@@ -163,13 +171,12 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if err != nil || out != nil {
 			return out, err
 		}
-		handoff := pipeline.StepHandoffFrom(ctx)
 		started := time.Now()
 		res, runErr := safeRun(ctx, in, pipe, body)
 		if runErr != nil {
-			handoff.Forget()
 			h.logger().Info("step failed", "step", step, "workflow", in.Workflow.WorkflowID, "error", runErr)
-			if _, err := h.Repo.TransitionStep(context.WithoutCancel(ctx), in.Workflow, step, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, runErr.Error()); err != nil {
+			failed := pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: runErr.Error()}
+			if err := h.Recorder.Finish(context.WithoutCancel(ctx), in.Workflow, failed); err != nil {
 				h.logger().Error("record step failure", "step", step, "error", err)
 			}
 			return nil, runErr
@@ -185,14 +192,9 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if err := h.flushBlobs(ctx); err != nil {
 			return nil, err
 		}
-		// On the embedded engine the next step records this completion
-		// with its start; elsewhere it is recorded now.
 		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info}
-		if !handoff.Leave(ctx, h.Repo, in.Workflow, end) {
-			handoff.Forget()
-			if err := h.Repo.TransitionSteps(ctx, in.Workflow, []pipeline.StepChange{end}); err != nil {
-				return nil, storageErr("finish step", err)
-			}
+		if err := h.Recorder.Finish(ctx, in.Workflow, end); err != nil {
+			return nil, storageErr("finish step", err)
 		}
 		h.logger().Debug("step done", "step", step, "workflow", in.Workflow.WorkflowID, "took", time.Since(started), "message", res.message)
 		return encodeOutput(pipeline.StepOutput{Step: step, Message: res.message, Doc: res.doc})
@@ -202,78 +204,77 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 // begin decides from the step item whether a document step runs, and
 // starts it: out is the step's answer when it does not run (done by an
 // earlier attempt, skipped by its `when`), else pipe is the workflow's
-// pipeline and the step is in progress. The step item is the one the step
-// before kept (pipeline.StepHandoff) when there is one: the start is then
-// also conditional on the workflow's status, and if anything has changed
-// since, the item is read afresh and the decision taken again.
+// pipeline and the step is in progress. The segment stages this step waits
+// for close, and the step starts, in one write (with what the step before
+// left to record, on the embedded engine).
 func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler string) (pipe *workflowPipeline, out []byte, err error) {
-	handoff := pipeline.StepHandoffFrom(ctx)
 	step := in.Step
-	for {
-		prog, kept := handoff.Progress(in.Workflow.WorkflowID)
-		if !kept {
-			if prog, err = h.Repo.GetProgress(ctx, in.Workflow.WorkflowID); err != nil {
-				return nil, nil, storageErr("read progress", err)
-			}
-		}
-		pipe, err := h.pipelineOf(ctx, prog)
+	var st pipeline.Stage
+	_, err = h.start(ctx, in.Workflow, "start step", func(prog *pipeline.StepProgress) (pipeline.StepStart, error) {
+		pipe, out = nil, nil
+		p, err := h.pipelineOf(ctx, *prog)
 		if err != nil {
-			return nil, nil, err
+			return pipeline.StepStart{}, err
 		}
-		st, err := pipe.stage(step, handler)
-		if err != nil {
-			return nil, nil, err
+		if st, err = p.stage(step, handler); err != nil {
+			return pipeline.StepStart{}, err
 		}
 		if done(prog.Steps[step].Status) {
-			out := pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)}
+			o := pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)}
 			if handler == pipeline.StepFormatParser {
 				// The state machine keeps what format_parser returns for
 				// the `when` conditions, also on a resumed run.
-				if out.Doc, err = h.docAttrs(ctx, in.Workflow); err != nil {
-					return nil, nil, err
+				if o.Doc, err = h.docAttrs(ctx, in.Workflow); err != nil {
+					return pipeline.StepStart{}, err
 				}
 			}
-			b, err := encodeOutput(out)
-			return nil, b, err
+			out, err = encodeOutput(o)
+			return pipeline.StepStart{}, err
 		}
 		if prog.Status.Final() {
-			return nil, nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
+			return pipeline.StepStart{}, &steperr.InvalidInputError{Reason: fmt.Sprintf("workflow is already %s", prog.Status)}
 		}
 		if prog.Status == pipeline.WorkflowPending {
-			if _, err := h.Repo.SetWorkflowStatusSeen(ctx, in.Workflow, prog, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
-				return nil, nil, storageErr("mark workflow in progress", err)
+			if _, err := h.Repo.SetWorkflowStatus(ctx, in.Workflow, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, "", pipeline.StatusSeen(*prog)); err != nil {
+				return pipeline.StepStart{}, storageErr("mark workflow in progress", err)
 			}
 			prog.Status = pipeline.WorkflowInProgress
 		}
-		// The segment stages this step waits for close, what the step
-		// before left to record is recorded, and the step starts (or is
-		// skipped, below), in one write.
-		left := handoff.Take(in.Workflow)
-		changes := append(batchStageChanges(step, prog, pipe), left...)
+		pipe = p
+		changes := batchStageChanges(step, *prog, p)
 		if !in.Skip {
 			changes = append(changes, pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress})
 		}
-		if kept {
-			for i := range changes {
-				changes[i].Workflow = prog.Status
-			}
-		}
-		if err := h.Repo.TransitionSteps(ctx, in.Workflow, changes); err != nil {
-			handoff.Restore(in.Workflow, left)
-			if kept && errors.Is(err, pipeline.ErrStale) {
-				handoff.Forget()
-				continue
-			}
-			return nil, nil, storageErr("start step", err)
-		}
-		if in.Skip {
-			handoff.Forget()
-			b, err := h.skipStage(ctx, in, st)
-			return nil, b, err
-		}
-		handoff.Remember(prog, changes)
-		return pipe, nil, nil
+		return pipeline.StepStart{Steps: changes}, nil
+	})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case out != nil:
+		return nil, out, nil
+	case in.Skip:
+		b, err := h.skipStage(ctx, in, st)
+		return nil, b, err
 	}
+	return pipe, nil, nil
+}
+
+// start starts a step through the recorder. decide's own errors come back
+// as they are; the recorder's are storage errors in doing what.
+func (h *handlers) start(ctx context.Context, ref pipeline.WorkflowRef, what string, decide pipeline.StartFunc) (pipeline.StepProgress, error) {
+	var own error
+	prog, err := h.Recorder.Start(ctx, ref, func(p *pipeline.StepProgress) (pipeline.StepStart, error) {
+		s, err := decide(p)
+		own = err
+		return s, err
+	})
+	switch {
+	case own != nil:
+		return prog, own
+	case err != nil:
+		return prog, storageErr(what, err)
+	}
+	return prog, nil
 }
 
 // batch wraps a segment-scope stage: many invocations share one step
@@ -291,34 +292,41 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 		if in.Batch == nil {
 			return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("step %q needs a batch", step)}
 		}
-		// Batches change the segment counters, which the step item kept
-		// for the next step would not show.
-		pipeline.StepHandoffFrom(ctx).Forget()
-		prog, err := h.Repo.GetProgress(ctx, in.Workflow.WorkflowID)
-		if err != nil {
-			return nil, storageErr("read progress", err)
-		}
-		pipe, err := h.pipelineOf(ctx, prog)
-		if err != nil {
+		// The first batch starts the stage; the others find it started.
+		var (
+			pipe *workflowPipeline
+			st   pipeline.Stage
+			out  []byte
+		)
+		prog, err := h.start(ctx, in.Workflow, "start step", func(prog *pipeline.StepProgress) (pipeline.StepStart, error) {
+			out = nil
+			p, err := h.pipelineOf(ctx, *prog)
+			if err != nil {
+				return pipeline.StepStart{}, err
+			}
+			if st, err = p.stage(step, handler); err != nil {
+				return pipeline.StepStart{}, err
+			}
+			pipe = p
+			switch {
+			case in.Skip:
+				return pipeline.StepStart{}, nil
+			case done(prog.Steps[step].Status):
+				// A resumed execution passing through a fan-out that a
+				// later step already closed.
+				out, err = encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
+				return pipeline.StepStart{}, err
+			}
+			start := pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}
+			return pipeline.StepStart{Steps: []pipeline.StepChange{start}}, nil
+		})
+		switch {
+		case err != nil:
 			return nil, err
-		}
-		st, err := pipe.stage(step, handler)
-		if err != nil {
-			return nil, err
-		}
-		if in.Skip {
+		case in.Skip:
 			return h.skipSegmentStage(ctx, in, st, pipe, prog)
-		}
-		if done(prog.Steps[step].Status) {
-			// A resumed execution passing through a fan-out that a later
-			// step already closed.
-			return encodeOutput(pipeline.StepOutput{Step: step, Skipped: true, Message: "already " + string(prog.Steps[step].Status)})
-		}
-		// The first batch starts the stage, with what the step before it
-		// left to record; the others find it started.
-		start := pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress}
-		if err := h.Repo.TransitionSteps(ctx, in.Workflow, append(handedOver(ctx, in.Workflow), start)); err != nil {
-			return nil, storageErr("start step", err)
+		case out != nil:
+			return out, nil
 		}
 		res, err := safeRun(ctx, in, pipe, body)
 		if err != nil {
@@ -342,7 +350,7 @@ func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRe
 	// No flush: each segment's blobs were made durable before its outcome
 	// was recorded (finishSegments), so the stage's blobs are durable
 	// before it is recorded complete.
-	if err := h.Repo.TransitionSteps(ctx, ref, batchStageChanges(step, prog, pipe)); err != nil {
+	if _, err := h.Repo.TransitionSteps(ctx, ref, batchStageChanges(step, prog, pipe)...); err != nil {
 		return storageErr("close segment stages", err)
 	}
 	return nil
@@ -383,21 +391,6 @@ func segmentStageSummary(prog pipeline.StepProgress, stage string) string {
 	return msg
 }
 
-// handedOver takes the completions that earlier steps of this execution
-// left for ref's next step to record (pipeline.StepHandoff).
-func handedOver(ctx context.Context, ref pipeline.WorkflowRef) []pipeline.StepChange {
-	return pipeline.StepHandoffFrom(ctx).Take(ref)
-}
-
-// recordHandedOver records those completions on their own: for a step
-// that does not start the usual way (the review, the failure handler).
-func recordHandedOver(ctx context.Context) error {
-	if err := pipeline.StepHandoffFrom(ctx).Flush(ctx); err != nil {
-		return storageErr("record finished step", err)
-	}
-	return nil
-}
-
 // flushBlobs makes the blobs written so far durable, before the table
 // records that they exist: a step completed, a segment finished.
 func (h *handlers) flushBlobs(ctx context.Context) error {
@@ -408,13 +401,11 @@ func (h *handlers) flushBlobs(ctx context.Context) error {
 }
 
 // finishSegments records segment outcomes once the blobs they name are
-// durable. The segment counters change: a step item kept for the next step
-// no longer shows them.
+// durable.
 func (h *handlers) finishSegments(ctx context.Context, workflowID string, fins []pipeline.SegmentFinish) (int, error) {
 	if err := h.flushBlobs(ctx); err != nil {
 		return 0, err
 	}
-	defer pipeline.StepHandoffFrom(ctx).Forget()
 	return h.Repo.FinishSegments(ctx, workflowID, fins)
 }
 

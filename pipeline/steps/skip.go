@@ -51,7 +51,7 @@ func (h *handlers) skipStage(ctx context.Context, in pipeline.StepInput, st pipe
 	if err != nil {
 		return nil, err
 	}
-	if _, err := h.Repo.TransitionStep(ctx, in.Workflow, st.Name, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepSkipped, reason); err != nil {
+	if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, pipeline.StepChange{Step: st.Name, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepSkipped, Error: reason}); err != nil {
 		return nil, storageErr("skip step", err)
 	}
 	return encodeOutput(pipeline.StepOutput{Step: st.Name, Message: reason})
@@ -67,7 +67,7 @@ func (h *handlers) skipSegmentStage(ctx context.Context, in pipeline.StepInput, 
 		if err != nil {
 			return nil, err
 		}
-		if _, err := h.Repo.TransitionStep(ctx, in.Workflow, st.Name, []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, pipeline.StepSkipped, reason); err != nil {
+		if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, pipeline.StepChange{Step: st.Name, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepSkipped, Error: reason}); err != nil {
 			return nil, storageErr("skip step", err)
 		}
 	}

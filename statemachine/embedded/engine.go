@@ -28,7 +28,8 @@ const maxManifestBytes = 64 << 20
 // Engine executes workflows on the in-process interpreter, each on the
 // state machine generated from its pipeline version.
 type Engine struct {
-	interp *interp.Engine
+	interp   *interp.Engine
+	recorder pipeline.StepRecorder
 
 	mu       sync.Mutex
 	machines map[string]*machine // by name@version
@@ -44,12 +45,18 @@ type machine struct {
 type Options struct {
 	// OnEvent receives the interpreter's history events (may be nil).
 	OnEvent func(interp.Event)
+	// Recorder is the step recorder the handlers in reg were given
+	// (steps.Deps.Recorder), a pipeline.BatchRecorder: the steps run one
+	// after the other here, and each records the completion of the one
+	// before with its own start. Run flushes what the last one left. Nil:
+	// the handlers record every change on its own.
+	Recorder pipeline.StepRecorder
 }
 
 // New builds an engine whose tasks call the handlers in reg. It compiles
 // the default pipeline once up front, so a broken build fails here.
 func New(reg *pipeline.Registry, blobs blob.Store, opts Options) (*Engine, error) {
-	e := &Engine{machines: map[string]*machine{}}
+	e := &Engine{machines: map[string]*machine{}, recorder: opts.Recorder}
 	if _, err := compile(pipelinefile.Default(), pipeline.DefaultPipeline); err != nil {
 		return nil, err
 	}
@@ -66,6 +73,22 @@ func New(reg *pipeline.Registry, blobs blob.Store, opts Options) (*Engine, error
 // named after the workflow. A failure the state machine caught (and
 // recorded in the table) comes back as an *interp.ExecutionError.
 func (e *Engine) Run(ctx context.Context, def pipeline.Definition, version int, input pipeline.ExecutionInput) error {
+	err := e.execute(ctx, def, version, input)
+	// What the last step left is recorded also when the run was
+	// cancelled: the step did finish.
+	if e.recorder != nil {
+		if ferr := e.recorder.Flush(context.WithoutCancel(ctx), input.Workflow); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	var ee *interp.ExecutionError
+	if errors.As(err, &ee) && ee.Name == steperr.NameReviewPending {
+		return fmt.Errorf("%w: %s", ErrWaitingReview, ee.Cause)
+	}
+	return err
+}
+
+func (e *Engine) execute(ctx context.Context, def pipeline.Definition, version int, input pipeline.ExecutionInput) error {
 	sm, err := e.machine(def, version)
 	if err != nil {
 		return err
@@ -74,23 +97,7 @@ func (e *Engine) Run(ctx context.Context, def pipeline.Definition, version int, 
 	if err != nil {
 		return err
 	}
-	// The steps run one after the other in this process: each records the
-	// completion of the one before with its own start (StepHandoff). What
-	// the last one left is recorded here, also when the run was cancelled:
-	// the step did finish. A caller may install the handoff itself, with
-	// the step item it has just written.
-	handoff := pipeline.StepHandoffFrom(ctx)
-	if handoff == nil {
-		ctx, handoff = pipeline.WithStepHandoff(ctx)
-	}
 	_, err = e.interp.Execute(ctx, sm, input.Workflow.WorkflowID, raw)
-	if ferr := handoff.Flush(context.WithoutCancel(ctx)); ferr != nil && err == nil {
-		err = ferr
-	}
-	var ee *interp.ExecutionError
-	if errors.As(err, &ee) && ee.Name == steperr.NameReviewPending {
-		return fmt.Errorf("%w: %s", ErrWaitingReview, ee.Cause)
-	}
 	return err
 }
 

@@ -60,8 +60,9 @@ func setupWrapped(t *testing.T, wrap func(blob.Store) blob.Store, wrapTable func
 	reg := pipeline.NewRegistry()
 	def := pipelinefile.Default()
 	def.BatchSize = 2 // several batches even for small samples
-	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipeline.NewStaticPipelines(def), PDF: pdf, TempDir: dir})
-	eng, err := embedded.New(reg, blobs, embedded.Options{})
+	rec := pipeline.BatchRecorder(repo)
+	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipeline.NewStaticPipelines(def), PDF: pdf, TempDir: dir, Recorder: rec})
+	eng, err := embedded.New(reg, blobs, embedded.Options{Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestRerunAfterFailureOutsideAStep(t *testing.T) {
 	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.repo.TransitionStep(ctx, ref, pipeline.StepSegmentPrep, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+	if _, err := b.repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: pipeline.StepSegmentPrep, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "States.Timeout"); err != nil {

@@ -62,8 +62,9 @@ func newUserRigWith(t *testing.T, def pipeline.Definition, models ai.Models) use
 	pipes := pipeline.NewStaticPipelines(pipelinefile.Default())
 	pipes.Add(def.Name, 1, def)
 	reg := pipeline.NewRegistry()
-	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipes, PDF: pdf, TempDir: dir, AIModels: models})
-	eng, err := embedded.New(reg, blobs, embedded.Options{})
+	rec := pipeline.BatchRecorder(repo)
+	steps.Register(reg, steps.Deps{Repo: repo, Blobs: blobs, Pipelines: pipes, PDF: pdf, TempDir: dir, AIModels: models, Recorder: rec})
+	eng, err := embedded.New(reg, blobs, embedded.Options{Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,7 +200,7 @@ func (r *Reconciler) markFailed(ctx context.Context, workflowID, why string) (Ou
 		if st.Status != pipeline.StepInProgress {
 			continue
 		}
-		if _, err := r.Repo.TransitionStep(ctx, ref, name, []pipeline.StepStatus{pipeline.StepInProgress}, pipeline.StepFailed, why); err != nil && !errors.Is(err, pipeline.ErrStale) {
+		if _, err := r.Repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: name, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: why}); err != nil && !errors.Is(err, pipeline.ErrStale) {
 			return "", fmt.Errorf("sfn: fail step %s of %s: %w", name, workflowID, err)
 		}
 	}

@@ -173,7 +173,7 @@ func TestReconcilerStatusChange(t *testing.T) {
 	if _, err := b.repo.SetWorkflowStatus(ctx, ref, []pipeline.WorkflowStatus{pipeline.WorkflowPending}, pipeline.WorkflowInProgress, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.repo.TransitionStep(ctx, ref, pipeline.StepSegmentPrep, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+	if _, err := b.repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: pipeline.StepSegmentPrep, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	r := &Reconciler{API: b.api, Repo: b.repo, StateMachineARN: smARN}

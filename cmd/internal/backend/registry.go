@@ -19,6 +19,9 @@ import (
 
 // StepOptions choose the step handlers' backends and bounds.
 type StepOptions struct {
+	// Recorder records when steps start and finish; nil records each
+	// change on its own (see steps.Deps.Recorder).
+	Recorder pipeline.StepRecorder
 	// PDFBackend is "auto" (poppler's pdftotext when installed, else pure
 	// Go), "poppler" or "go".
 	PDFBackend string
@@ -97,6 +100,7 @@ func Registry(b *Backend, o StepOptions) (*pipeline.Registry, error) {
 		Logger:      o.Logger,
 		Lambda:      o.Lambda,
 		AIModels:    o.AIModels,
+		Recorder:    o.Recorder,
 	})
 	return reg, nil
 }

@@ -617,10 +617,10 @@ func TestStepNoteIsNotAnError(t *testing.T) {
 	ctx := context.Background()
 	reg := b.register(t, "a.txt", pipeline.WorkflowInProgress, "")
 	ref := reg.Ref()
-	if _, err := b.repo.TransitionStep(ctx, ref, "segment_prep", []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepCompleted, "4 segments done, 0 failed, 0 skipped"); err != nil {
+	if _, err := b.repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: "segment_prep", From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepCompleted, Error: "4 segments done, 0 failed, 0 skipped"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.repo.TransitionStep(ctx, ref, "format_parser", []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepFailed, "corrupt xref table"); err != nil {
+	if _, err := b.repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: "format_parser", From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepFailed, Error: "corrupt xref table"}); err != nil {
 		t.Fatal(err)
 	}
 	r := b.get(t, "/api/analyses/"+reg.Workflow.ID)
@@ -650,7 +650,7 @@ func TestStepProgressAndETA(t *testing.T) {
 	b := setup(t, nil)
 	ctx := context.Background()
 	reg := b.register(t, "big.pdf", pipeline.WorkflowInProgress, "")
-	if _, err := b.repo.TransitionStep(ctx, reg.Ref(), pipeline.StepFormatParser, []pipeline.StepStatus{pipeline.StepPending}, pipeline.StepInProgress, ""); err != nil {
+	if _, err := b.repo.TransitionSteps(ctx, reg.Ref(), pipeline.StepChange{Step: pipeline.StepFormatParser, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	prog, err := b.repo.GetProgress(ctx, reg.Workflow.ID)

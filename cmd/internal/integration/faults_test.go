@@ -38,11 +38,12 @@ func sampleFiles(t *testing.T) []string {
 func runEmbedded(t *testing.T, b *backend.Backend, files []string) []pipeline.Registration {
 	t.Helper()
 	ctx := context.Background()
-	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: "go"})
+	rec := pipeline.BatchRecorder(b.Repo)
+	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: "go", Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := embedded.New(reg, b.Blobs, embedded.Options{})
+	eng, err := embedded.New(reg, b.Blobs, embedded.Options{Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,11 +183,12 @@ func runUserPipelineEmbedded(t *testing.T, b *backend.Backend, def pipeline.Defi
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: "go"})
+	rec := pipeline.BatchRecorder(b.Repo)
+	reg, err := backend.Registry(b, backend.StepOptions{PDFBackend: "go", Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := embedded.New(reg, b.Blobs, embedded.Options{})
+	eng, err := embedded.New(reg, b.Blobs, embedded.Options{Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,10 @@ type Options struct {
 	// Repo is the one every workflow is admitted and run through.
 	Ingester *pipeline.Ingester
 	Engine   Engine
+	// Recorder is the batching step recorder the Engine and its handlers
+	// share; an admission's step item is handed to it so that the first
+	// step starts from it without reading it again. nil: nothing is kept.
+	Recorder *pipeline.Recorder
 	Project  string   // project new documents join
 	Pipeline Pipeline // the version new documents run
 	// Concurrency is the documents processed at once: the slots of the
@@ -87,9 +91,8 @@ func (rt *Runtime) runWorkflow(ctx context.Context, wf pipeline.Workflow) error 
 		return err
 	}
 	defer leave()
-	ctx, handoff := pipeline.WithStepHandoff(ctx)
-	if admitted != nil {
-		handoff.Remember(*admitted, nil) // the first step starts from it
+	if admitted != nil && rt.o.Recorder != nil {
+		rt.o.Recorder.Keep(*admitted) // the first step starts from it
 	}
 	reg := pipeline.Registration{Workflow: wf}
 	return rt.o.Engine.Run(ctx, def, wf.PipelineVersion, rt.o.Ingester.ExecutionInput(reg))

@@ -37,7 +37,7 @@ func BenchmarkTransitions(b *testing.B) {
 		ref := refs[next.Add(1)-1]
 		from, to := pipeline.StepPending, pipeline.StepInProgress
 		for pb.Next() {
-			ok, err := repo.TransitionStep(b.Context(), ref, pipeline.StepFormatParser, []pipeline.StepStatus{from}, to, "")
+			ok, err := repo.TransitionSteps(b.Context(), ref, pipeline.StepChange{Step: pipeline.StepFormatParser, From: []pipeline.StepStatus{from}, To: to})
 			if !ok || err != nil {
 				b.Errorf("transition: %v %v", ok, err)
 				return
