@@ -31,7 +31,7 @@
 //	workflows.go      creating workflows (document, workflow, step item, indexes at once)
 //	steps_status.go   the step item: step and workflow status changes and their audit trail
 //	step_progress.go  a running step's progress writes
-//	handoff.go        StepHandoff: a finished step's record left for the engine to commit
+//	recorder.go       StepRecorder: when steps start and finish, direct or batched with the next start
 //	segments.go       segment items and finishing them with their step's counters
 //	rerun.go          readying a finished workflow for another execution
 //	recent.go         listing analyses of every status, newest first
