@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"sync"
@@ -58,17 +59,22 @@ func (c *CountingWriter) Write(p []byte) (int, error) {
 // reads runtime/metrics, which unlike ReadMemStats does not stop the
 // world.
 type HeapProbe struct {
-	base uint64
-	peak atomic.Uint64
-	done atomic.Bool
-	wg   sync.WaitGroup
+	base      uint64
+	gcPercent int // the GOGC to restore at Stop
+	peak      atomic.Uint64
+	done      atomic.Bool
+	wg        sync.WaitGroup
 }
 
 // StartHeapProbe collects garbage, so that the base is the live heap, and
 // starts sampling.
+//
+// While it samples, the collector runs at GOGC=25: what the probe means to
+// catch is memory the work holds on to, and at the default pacing garbage
+// not yet swept can add half the live heap again on a starved CPU.
 func StartHeapProbe() *HeapProbe {
 	runtime.GC()
-	p := &HeapProbe{base: heapObjects()}
+	p := &HeapProbe{base: heapObjects(), gcPercent: debug.SetGCPercent(25)}
 	p.wg.Go(func() {
 		for !p.done.Load() {
 			p.Sample()
@@ -94,6 +100,7 @@ func (p *HeapProbe) Stop() uint64 {
 	p.done.Store(true)
 	p.wg.Wait()
 	p.Sample()
+	debug.SetGCPercent(p.gcPercent)
 	return p.peak.Load() - min(p.peak.Load(), p.base)
 }
 

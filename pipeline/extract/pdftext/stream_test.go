@@ -118,11 +118,15 @@ func TestPureGoStreamMemory(t *testing.T) {
 			}
 			x := &PureGo{Parallel: int(c.parallel)}
 			n, err := x.StreamPages(context.Background(), path, extract.Limits{}, func(u extract.Unit) error {
-				if u.Index == 100 {
+				// The least of ten samples: what a page holds on to is live
+				// in each of them, a worker's passing buffer is not.
+				if u.Index >= 100 && u.Index < 110 {
 					runtime.GC()
 					var m runtime.MemStats
 					runtime.ReadMemStats(&m)
-					liveAt100[pages] = int64(m.HeapAlloc)
+					if v, ok := liveAt100[pages]; !ok || int64(m.HeapAlloc) < v {
+						liveAt100[pages] = int64(m.HeapAlloc)
+					}
 				}
 				return nil
 			})
