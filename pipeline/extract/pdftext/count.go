@@ -6,6 +6,7 @@ import (
 
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 )
 
 // countInProcessMaxBytes is the largest file whose page count is read in
@@ -19,8 +20,9 @@ const countInProcessMaxBytes = 256 << 10
 // the pure-Go extractor's reader, keeps the cross-reference table in a map
 // and honours ctx, so a hostile table costs no more than its bytes. ok is
 // false when the file is larger than countInProcessMaxBytes, cannot be read
-// (damaged, needs a password) or claims an impossible count: pdfinfo then
-// has the final word and the reason a failure is given in.
+// (damaged, needs a password), keeps its catalog or page tree in an object
+// stream or claims an impossible count: pdfinfo then has the final word and
+// the reason a failure is given in.
 func claimedPages(ctx context.Context, path string) (n int, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -40,11 +42,17 @@ func claimedPages(ctx context.Context, path string) (n int, ok bool) {
 	conf.ValidationMode = model.ValidationRelaxed
 	conf.Offline = true
 	doc, err := pdfcpu.ReadWithContext(ctx, f, conf)
-	if err != nil {
+	if err != nil || doc.Root == nil {
+		return 0, false
+	}
+	// Reading an object out of an object stream inflates the stream up to
+	// it, which a small file can make hundreds of megabytes: such files
+	// are counted by pdfinfo, under its memory limit.
+	if !plainObject(doc, *doc.Root) {
 		return 0, false
 	}
 	root, err := doc.Catalog()
-	if err != nil {
+	if err != nil || !plainObject(doc, root["Pages"]) {
 		return 0, false
 	}
 	tree, err := doc.DereferenceDict(root["Pages"])
@@ -58,4 +66,15 @@ func claimedPages(ctx context.Context, path string) (n int, ok bool) {
 		return 0, false
 	}
 	return *count, true
+}
+
+// plainObject reports whether o is a direct object or refers to one stored
+// on its own in the file, not in an object stream.
+func plainObject(doc *model.Context, o types.Object) bool {
+	ref, isRef := o.(types.IndirectRef)
+	if !isRef {
+		return o != nil
+	}
+	e, found := doc.Table[ref.ObjectNumber.Value()]
+	return found && e != nil && !e.Free && e.ObjectStream == nil
 }
