@@ -71,6 +71,76 @@ func BenchmarkSmallDocuments(b *testing.B) {
 	})
 }
 
+// smallPDFs is how many one-page PDFs BenchmarkSmallPDFs runs: groff
+// takes about 0.1 s to make each, so fewer than the text files.
+const smallPDFs = 200
+
+// BenchmarkSmallPDFs runs `docpipe run` on a folder of one-page PDFs made
+// by groff, with each PDF backend, and reports documents per second: with
+// poppler a document's cost is mostly its pdftotext process.
+func BenchmarkSmallPDFs(b *testing.B) {
+	bin := docpipeBinary(b)
+	dir := groffLetters(b, smallPDFs)
+	for _, backend := range []string{"poppler", "go"} {
+		b.Run("pdf="+backend, func(b *testing.B) {
+			if backend == "poppler" {
+				if _, err := exec.LookPath("pdftotext"); err != nil {
+					b.Skip("pdftotext is not installed")
+				}
+			}
+			secs, rss := timeRuns(b, bin, func() string { return benchHome(b) }, "--pdf", backend, dir)
+			b.ReportMetric(secs, "wall-s")
+			b.ReportMetric(smallPDFs/secs, "docs/s")
+			b.ReportMetric(rss, "peak-RSS-MB")
+		})
+	}
+}
+
+// groffLetters returns a folder of n one-page groff letters, each with
+// different content, made once and kept under the user cache directory
+// (making them takes longer than the benchmark). Without groff the
+// benchmark skips.
+func groffLetters(b *testing.B, n int) string {
+	b.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "docpipe-bench", fmt.Sprintf("groff-letters-%d", n))
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) == n {
+		return dir
+	}
+	if _, err := exec.LookPath("groff"); err != nil {
+		b.Skip("groff is not installed")
+	}
+	tmp := dir + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		cmd := exec.Command("groff", "-ms", "-Tpdf")
+		cmd.Stdin = strings.NewReader(fmt.Sprintf(".TL\nLetter %d\n.PP\nDear reader number %d,\n.PP\n%s.PP\nReference %08d. Kind regards, the secretariat.\n",
+			i, i, strings.Repeat(letterParagraph+"\n.PP\n", 6), i*7919))
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("groff: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, fmt.Sprintf("letter-%04d.pdf", i)), out, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
 // benchSmallProcess runs `docpipe run` on dir b.N times, each time with a
 // new home from newHome, and reports documents per second.
 func benchSmallProcess(b *testing.B, bin, dir string, newHome func() string) {
@@ -165,11 +235,14 @@ func isTmpfs(dir string) bool {
 	return syscall.Statfs(dir, &st) == nil && st.Type == tmpfsMagic
 }
 
+// letterParagraph is the prose of the small documents.
+const letterParagraph = "The committee met on Tuesday in Hamburg to review the quarterly report of Northwind Traders. " +
+	"Revenue grew in every region, while shipping costs from Rotterdam rose sharply after the new tariffs. " +
+	"Maria Keller proposed moving the archive to the Berlin office before the end of the year."
+
 // writeSmallDocuments writes n distinct one-page plain-text letters to dir.
 func writeSmallDocuments(dir string, n int) error {
-	const para = "The committee met on Tuesday in Hamburg to review the quarterly report of Northwind Traders. " +
-		"Revenue grew in every region, while shipping costs from Rotterdam rose sharply after the new tariffs. " +
-		"Maria Keller proposed moving the archive to the Berlin office before the end of the year.\n\n"
+	const para = letterParagraph + "\n\n"
 	for i := range n {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "Letter %d\n\nDear reader number %d,\n\n", i, i)

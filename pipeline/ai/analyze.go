@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Scopes an analysis works on.
@@ -239,10 +239,15 @@ func split(s string, max int) []string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// Schema is the JSON schema an answer must satisfy, compiled.
+// Schema is the JSON schema an answer must satisfy, resolved.
+//
+// The validator is github.com/google/jsonschema-go: it prepares nothing at
+// start-up, where a validator that compiles the meta-schemas of every
+// draft in its package init costs every docpipe command (even --version)
+// several milliseconds and 1.7 MB, for the AI stages alone.
 type Schema struct {
 	raw      json.RawMessage
-	compiled *jsonschema.Schema
+	resolved *jsonschema.Resolved
 }
 
 // defaultSchema is summary, keywords and entities: what every analysis
@@ -315,19 +320,15 @@ func NewSchema(extra map[string]any) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	var doc jsonschema.Schema
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	resolved, err := doc.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("stage-schema.json", doc); err != nil {
-		return nil, fmt.Errorf("schema: %w", err)
-	}
-	compiled, err := c.Compile("stage-schema.json")
-	if err != nil {
-		return nil, fmt.Errorf("schema: %w", err)
-	}
-	return &Schema{raw: raw, compiled: compiled}, nil
+	return &Schema{raw: raw, resolved: resolved}, nil
 }
 
 func containsValue(list []any, v any) bool {
@@ -351,11 +352,11 @@ func (s *Schema) parse(text string) (json.RawMessage, string) {
 		t = strings.TrimPrefix(t, "```")
 		t = strings.TrimSuffix(strings.TrimSpace(t), "```")
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(t))
-	if err != nil {
+	var inst any
+	if err := json.Unmarshal([]byte(t), &inst); err != nil {
 		return nil, fmt.Sprintf("not a JSON object (%v)", err)
 	}
-	if err := s.compiled.Validate(inst); err != nil {
+	if err := s.resolved.Validate(inst); err != nil {
 		return nil, "does not match the schema: " + strings.Join(strings.Fields(err.Error()), " ")
 	}
 	var buf bytes.Buffer

@@ -1,6 +1,7 @@
 package ai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,5 +148,48 @@ func TestSplitKeepsEveryByteOnBoundaries(t *testing.T) {
 		if len(p) > 6 || !utf8.ValidString(p) {
 			t.Fatalf("bad piece %q", p)
 		}
+	}
+}
+
+// An answer is checked against the whole schema: the default fields and
+// their types, nested requirements and a stage's additions; a fenced
+// object is accepted and comes back compact.
+func TestSchemaParse(t *testing.T) {
+	s, err := NewSchema(map[string]any{
+		"properties": map[string]any{"amount": map[string]any{"type": "integer", "minimum": 0}},
+		"required":   []any{"amount"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, answer, why string
+	}{
+		{"valid", `{"summary":"s","keywords":["k"],"entities":[{"text":"Hamburg","type":"place"}],"amount":3}`, ""},
+		{"fenced", "```json\n{\"summary\":\"s\",\"keywords\":[],\"entities\":[],\"amount\":0}\n```", ""},
+		{"missing default field", `{"keywords":[],"entities":[],"amount":1}`, "does not match the schema"},
+		{"missing stage field", `{"summary":"s","keywords":[],"entities":[]}`, "does not match the schema"},
+		{"wrong type", `{"summary":1,"keywords":[],"entities":[],"amount":1}`, "does not match the schema"},
+		{"nested requirement", `{"summary":"s","keywords":[],"entities":[{"text":"x"}],"amount":1}`, "does not match the schema"},
+		{"not an integer", `{"summary":"s","keywords":[],"entities":[],"amount":1.5}`, "does not match the schema"},
+		{"below the minimum", `{"summary":"s","keywords":[],"entities":[],"amount":-1}`, "does not match the schema"},
+		{"not JSON", `{"summary":`, "not a JSON object"},
+		{"trailing text", `{"summary":"s","keywords":[],"entities":[],"amount":1} and more`, "not a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, why := s.parse(tc.answer)
+			if tc.why == "" {
+				if why != "" || !json.Valid(out) || bytes.ContainsAny(out, " \n") {
+					t.Fatalf("parse = %s, %q; want the answer, compact", out, why)
+				}
+				return
+			}
+			if out != nil || !strings.Contains(why, tc.why) {
+				t.Fatalf("parse = %s, %q; want a reason with %q", out, why, tc.why)
+			}
+		})
+	}
+	if _, err := NewSchema(map[string]any{"properties": map[string]any{"amount": map[string]any{"minimum": "zero"}}}); err == nil {
+		t.Fatal("a schema with a malformed keyword compiled")
 	}
 }

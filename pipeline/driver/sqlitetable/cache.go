@@ -13,9 +13,12 @@ import (
 // workflow's items are written a dozen times in a fraction of a second and
 // then rarely again: an item used while the young generation fills moves
 // (or stays) there, the rest is dropped with the old generation. Two of
-// 1,024 hold what 96 small documents in flight touch (about 20 items each)
-// with room to spare.
-const generation = 1024
+// 1,024 hold what 96 small documents in flight touch (about 20 items each);
+// a large document writes all its segment items before the analysis
+// updates each, so a generation holds a 3,000-page document's segments
+// (about 1.5 KB each, decoded), which would otherwise be read and decoded
+// again.
+const generation = 4096
 
 // itemCache holds, decoded, the items this writer connection wrote last,
 // so that the next update of the same item needs neither a read nor a JSON

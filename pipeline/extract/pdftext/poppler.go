@@ -106,17 +106,23 @@ func (p *Poppler) minPages() int {
 	return 200
 }
 
-// Pages runs pdfinfo and returns the document's page count.
+// Pages returns the document's page count: read in process for a small
+// file (claimedPages), else by pdfinfo, so that a small document costs one
+// process (its pdftotext) rather than two.
 func (p *Poppler) Pages(ctx context.Context, path string) (int, error) {
-	ctx, cancel := withDeadline(ctx, p.timeoutFor(0))
-	defer cancel()
-	return p.pages(ctx, path)
-}
-
-func (p *Poppler) pages(ctx context.Context, path string) (int, error) {
 	if err := checkFile(path); err != nil {
 		return 0, err
 	}
+	ctx, cancel := withDeadline(ctx, p.timeoutFor(0))
+	defer cancel()
+	if n, ok := claimedPages(ctx, path); ok {
+		return n, nil
+	}
+	return p.pdfinfoPages(ctx, path)
+}
+
+// pdfinfoPages runs pdfinfo and returns the page count it reports.
+func (p *Poppler) pdfinfoPages(ctx context.Context, path string) (int, error) {
 	out, err := p.run(ctx, "pdfinfo", path)
 	if err != nil {
 		return 0, err
@@ -273,16 +279,9 @@ func (p *Poppler) run(ctx context.Context, tool string, args ...string) ([]byte,
 // to read while it runs, and maps failures onto step errors. An error from
 // read kills the tool and is returned as it is.
 func (p *Poppler) stream(ctx context.Context, tool string, args []string, read func(io.Reader) error) error {
-	name, argv := tool, args
-	if lim := p.memoryLimit(); lim > 0 {
-		// ulimit in a shell that then execs the tool: works on any Linux
-		// or macOS without util-linux's prlimit or cgo.
-		name = "sh"
-		argv = append([]string{"-c", `ulimit -v "$0" && exec "$@"`, strconv.FormatInt(lim>>10, 10), tool}, args...)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, argv...)
+	cmd := limitedCommand(ctx, p.memoryLimit(), tool, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -290,7 +289,7 @@ func (p *Poppler) stream(ctx context.Context, tool string, args []string, read f
 	if err != nil {
 		return &steperr.TransientError{Reason: fmt.Sprintf("running %s: %v", tool, err)}
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startLimited(cmd, p.memoryLimit()); err != nil {
 		if ctx.Err() != nil {
 			return p.contextError(ctx, tool)
 		}
