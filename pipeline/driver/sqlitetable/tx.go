@@ -23,7 +23,7 @@ type step struct {
 	write  bool       // false: a check, nothing to write
 	before table.Item // the item before, for a WriteHook; nil for a put on an absent key
 	after  table.Item // nil with write: delete
-	raw   string     // after as JSON, when it was encoded before the batch
+	raw    string     // after as JSON, when it was encoded before the batch
 	// absent marks a put on condition that no item has its key: the
 	// condition is left to the INSERT, which fails on an existing row,
 	// instead of a read first (see insertAbsent).
