@@ -37,7 +37,10 @@ type Segment struct {
 	Index int
 	Kind  string        // "page", "section" or "span"
 	Audio *extract.Span // the stretch of sound a "span" covers
-	Text  string        // the text extracted (or recognised) from the document
+	// Text is the segment's text as the pipeline left it: what was
+	// extracted (or recognised), replaced by the "text" of each segment
+	// stage that answers one (a redaction), in the pipeline's order.
+	Text string
 	// Outputs are the segment stages' outputs by stage name, as each
 	// answered (AnalysisOutput for the built-in analyzer). A stage that
 	// failed or skipped the segment has none.
@@ -56,9 +59,11 @@ type unit struct {
 }
 
 // Segments calls fn with every segment of the workflow ref in index
-// order. A workflow that never got as far as splitting its document has
+// order. order is the pipeline's stages in order, which decides whose
+// replacement text comes last; stages it does not name come after, by
+// name. A workflow that never got as far as splitting its document has
 // none. fn's error stops the walk and is returned.
-func Segments(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, fn func(Segment) error) error {
+func Segments(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, order []string, fn func(Segment) error) error {
 	var units []unit
 	found, err := getJSON(ctx, blobs, pipeline.UnitsBlobKey(ref), &units)
 	if err != nil || !found || len(units) == 0 {
@@ -90,6 +95,7 @@ func Segments(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, f
 			return err
 		}
 		for _, s := range segs {
+			s.Text = replacedText(s, segStages, order)
 			if err := fn(s); err != nil {
 				return err
 			}
@@ -227,6 +233,29 @@ func readTexts(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, 
 		})
 	}
 	return g.Wait()
+}
+
+// replacedText is s's text after the stages that replace it, in order.
+func replacedText(s Segment, stages, order []string) string {
+	text := s.Text
+	rank := func(name string) int {
+		if i := slices.Index(order, name); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	byOrder := slices.Clone(stages)
+	slices.SortStableFunc(byOrder, func(a, b string) int { return rank(a) - rank(b) })
+	for _, name := range byOrder {
+		var out struct {
+			Text *string `json:"text"`
+		}
+		raw := s.Outputs[name]
+		if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &out) == nil && out.Text != nil {
+			text = *out.Text
+		}
+	}
+	return text
 }
 
 // get reads a blob; found is false when there is none.
