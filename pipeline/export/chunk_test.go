@@ -50,7 +50,7 @@ func TestChunksKeepToSectionsAndSayWhereTheyCameFrom(t *testing.T) {
 		segs []int
 		path []string
 	}{
-		{[]int{1, 2}, []string{"Intro"}},          // one section over two segments
+		{[]int{1, 2}, []string{"Intro"}},         // one section over two segments
 		{[]int{2}, []string{"Intro", "Details"}}, // a subsection starts a chunk
 		{[]int{3}, []string{"Next"}},
 	}
