@@ -69,7 +69,7 @@ type analysis struct {
 	TopKeywords []struct{ Term string }             `json:"top_keywords"`
 	Entities    []struct{ Value string }            `json:"entities"`
 	TopEntities map[string][]struct{ Value string } `json:"top_entities"` // by type
-	Summary     json.RawMessage                     `json:"summary"`
+	Summary     []struct{ Text string }             `json:"summary"`
 }
 
 // addOutputs fills the fields from outputs: builtin's as the analyzer's
@@ -101,7 +101,11 @@ func (e *Entry) addOutputs(outputs map[string]json.RawMessage, builtin string) {
 		}
 		e.Keywords = strings.Join(kw, " ")
 		e.Entities = strings.Join(ent, " ")
-		e.Summary = strings.Join(appendStrings(nil, a.Summary), " ")
+		sentences := make([]string, len(a.Summary))
+		for i, st := range a.Summary {
+			sentences[i] = st.Text
+		}
+		e.Summary = strings.Join(sentences, " ")
 	}
 	e.Outputs = strings.Join(other, "\n")
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/search"
 )
@@ -66,6 +68,11 @@ func benchIndex(b *testing.B) *Index {
 	if err != nil {
 		b.Fatal(err)
 	}
+	ins, err := prepareInsert(ctx, tx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ins.close()
 	var sb strings.Builder
 	for i := range benchSegments {
 		sb.Reset()
@@ -78,7 +85,7 @@ func benchIndex(b *testing.B) *Index {
 		doc := i / 200
 		wf := pipeline.Workflow{ID: fmt.Sprintf("W%d", doc), ProjectID: fmt.Sprintf("p%d", doc%5), DocumentID: fmt.Sprintf("D%d", doc), FileName: "f.pdf", Pipeline: "docpipe", PipelineVersion: 1}
 		e := search.Entry{Workflow: wf, Segment: i%200 + 1, Kind: "page", AudioStartMS: -1, AudioEndMS: -1, Fields: search.Fields{Body: sb.String()}}
-		if err := insert(ctx, tx, e); err != nil {
+		if err := ins.insert(ctx, e); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -87,4 +94,77 @@ func benchIndex(b *testing.B) *Index {
 	}
 	b.ResetTimer()
 	return x
+}
+
+// BenchmarkIndexWorkflow indexes a completed workflow of 3,000 pages of
+// 3 KB (the size of the generated PDF's pages) read from a directory
+// blob store: the work its completion adds to a 3,000-page run.
+func BenchmarkIndexWorkflow(b *testing.B) {
+	dir := b.TempDir()
+	blobs, err := dirblob.New(filepath.Join(dir, "blobs"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	const pages = 3000
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "D", WorkflowID: "W"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.1, 1, 19_999)
+	var units strings.Builder
+	units.WriteString("[")
+	for i := 1; i <= pages; i++ {
+		if i > 1 {
+			units.WriteString(",")
+		}
+		fmt.Fprintf(&units, `{"index":%d,"kind":"page"}`, i)
+		var sb strings.Builder
+		for sb.Len() < 3000 {
+			fmt.Fprintf(&sb, "w%d ", zipf.Uint64())
+		}
+		if err := blob.PutBytes(ctx, blobs, pipeline.SegmentTextBlobKey(ref, i), []byte(sb.String())); err != nil {
+			b.Fatal(err)
+		}
+	}
+	units.WriteString("]")
+	if err := blob.PutBytes(ctx, blobs, pipeline.UnitsBlobKey(ref), []byte(units.String())); err != nil {
+		b.Fatal(err)
+	}
+	ix := &Indexer{Blobs: blobs}
+	tb, err := sqlitetable.Open(filepath.Join(dir, "state.db"), sqlitetable.WithWriteHook(ix))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tb.Close()
+	x, err := Open(filepath.Join(dir, "state.db"), ix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	wf := pipeline.Workflow{ID: "W", ProjectID: "p", DocumentID: "D", FileName: "f.pdf", Pipeline: "docpipe", PipelineVersion: 1}
+	b.ResetTimer()
+	for range b.N {
+		// A completion indexes a new document: the rows of the last
+		// round are removed outside the timer.
+		b.StopTimer()
+		if err := deleteDocument(ctx, x.db, "D"); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		tx, err := x.db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ix.indexOrRecord(ctx, tx, wf); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(pages)*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+	var rows int
+	if err := x.db.QueryRow(`SELECT COUNT(*) FROM search_rows`).Scan(&rows); err != nil || rows != pages {
+		b.Fatalf("%d rows indexed, want %d (%v)", rows, pages, err)
+	}
 }

@@ -22,6 +22,7 @@ type Index struct {
 func Open(path string, ix *Indexer) (*Index, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "synchronous(NORMAL)") // as the table's writer: WAL survives a crash of the process
 	q.Add("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {

@@ -115,6 +115,7 @@ func status(it table.Item) string {
 // connection of Reindex's.
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
 // indexOrRecord indexes wf inside a savepoint; when its blobs cannot be
@@ -157,9 +158,14 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow) e
 	if ix.StageOrder != nil {
 		order, _ = ix.StageOrder(ctx, wf.Pipeline, wf.PipelineVersion)
 	}
+	ins, err := prepareInsert(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer ins.close()
 	var dbErr error
-	err := docread.Segments(ctx, ix.Blobs, ref, order, func(s docread.Segment) error {
-		dbErr = insert(ctx, db, search.SegmentEntry(wf, s))
+	err = docread.Segments(ctx, ix.Blobs, ref, order, func(s docread.Segment) error {
+		dbErr = ins.insert(ctx, search.SegmentEntry(wf, s))
 		return dbErr
 	})
 	if dbErr != nil {
@@ -175,7 +181,7 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow) e
 	if len(outputs) == 0 {
 		return nil
 	}
-	return insert(ctx, db, search.DocumentEntry(wf, outputs))
+	return ins.insert(ctx, search.DocumentEntry(wf, outputs))
 }
 
 func deleteDocument(ctx context.Context, db execer, documentID string) error {
@@ -186,15 +192,36 @@ func deleteDocument(ctx context.Context, db execer, documentID string) error {
 	return err
 }
 
-func insert(ctx context.Context, db execer, e search.Entry) error {
+// inserter adds rows with statements prepared once per workflow:
+// parsing them is a good part of a small row's cost.
+type inserter struct{ row, text *sql.Stmt }
+
+func prepareInsert(ctx context.Context, db execer) (inserter, error) {
+	row, err := db.PrepareContext(ctx, `INSERT INTO search_rows (project, pipeline, version, document, workflow, file_name, segment, kind, audio_start, audio_end)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return inserter{}, err
+	}
+	text, err := db.PrepareContext(ctx, `INSERT INTO search_text (rowid, body, keywords, entities, summary, outputs) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		row.Close()
+		return inserter{}, err
+	}
+	return inserter{row: row, text: text}, nil
+}
+
+func (in inserter) close() {
+	in.row.Close()
+	in.text.Close()
+}
+
+func (in inserter) insert(ctx context.Context, e search.Entry) error {
 	var start, end any
 	if e.AudioStartMS >= 0 {
 		start, end = e.AudioStartMS, e.AudioEndMS
 	}
 	wf := e.Workflow
-	res, err := db.ExecContext(ctx, `INSERT INTO search_rows (project, pipeline, version, document, workflow, file_name, segment, kind, audio_start, audio_end)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		wf.ProjectID, wf.Pipeline, wf.PipelineVersion, wf.DocumentID, wf.ID, wf.FileName, e.Segment, e.Kind, start, end)
+	res, err := in.row.ExecContext(ctx, wf.ProjectID, wf.Pipeline, wf.PipelineVersion, wf.DocumentID, wf.ID, wf.FileName, e.Segment, e.Kind, start, end)
 	if err != nil {
 		return err
 	}
@@ -202,7 +229,6 @@ func insert(ctx context.Context, db execer, e search.Entry) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.ExecContext(ctx, `INSERT INTO search_text (rowid, body, keywords, entities, summary, outputs) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, e.Body, e.Keywords, e.Entities, e.Summary, e.Outputs)
+	_, err = in.text.ExecContext(ctx, id, e.Body, e.Keywords, e.Entities, e.Summary, e.Outputs)
 	return err
 }
