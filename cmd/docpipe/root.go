@@ -156,6 +156,8 @@ table is named (--table or ` + backend.EnvTable + `): then they work on AWS.`,
 	root.InitDefaultHelpCmd()
 	if h, _, err := root.Find([]string{"help"}); err == nil && h != root {
 		h.Run = nil
+		h.Example = `  docpipe help export
+  docpipe help pipeline apply`
 		h.RunE = func(c *cobra.Command, args []string) error {
 			topic, rest, err := c.Root().Find(args)
 			if err != nil || (len(rest) > 0 && topic.HasSubCommands()) {
