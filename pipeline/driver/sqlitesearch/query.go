@@ -64,7 +64,7 @@ func (x *Index) Search(ctx context.Context, q search.Query) ([]search.Hit, error
 			args = append(args, q.Pipeline)
 		}
 	}
-	rows, err := x.db.QueryContext(ctx, query+where+` ORDER BY ` + bm25 + ` LIMIT ?`, append(args, limit)...)
+	rows, err := x.db.QueryContext(ctx, query+where+` ORDER BY `+bm25+` LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, queryError(q.Text, err)
 	}
