@@ -21,8 +21,8 @@ func newExportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [flags]",
 		Short: "Write every document's latest completed analysis as JSON Lines or Markdown",
-		Long: `Write the results of a project's documents: for each document its latest
-completed analysis, segment by segment, with the document's id, file name
+		Long: `Write the results of the documents of a project (--project), or of every
+project: for each document its latest completed analysis, segment by segment, with the document's id, file name
 and URI, the workflow, pipeline@version, the page or section, the
 Markdown heading path, the audio span, the text and the stage outputs.
 
@@ -54,12 +54,16 @@ With --table and --bucket it reads DynamoDB and S3.`,
 	cmd.Flags().IntVar(&o.overlap, "overlap", 0, "with --chunk-tokens: tokens a chunk repeats from the one before it in the same section")
 	cmd.Flags().StringVar(&o.out, "out", "", "FILE, DIR/ or s3://BUCKET/PREFIX/ (default: standard output)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if f := cmd.Flag("project"); f.Changed || os.Getenv(backend.EnvProject) != "" {
+			o.project = a.project
+		}
 		return runExport(cmd.Context(), a, o)
 	}
 	return cmd
 }
 
 type exportFlags struct {
+	project                      string // "" for every project
 	pipeline, since, format, out string
 	chunkTokens, overlap         int
 }
@@ -82,7 +86,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 func runExport(ctx context.Context, a *app, o exportFlags) error {
-	f := export.Filter{Project: a.project}
+	f := export.Filter{Project: o.project}
 	var err error
 	if o.pipeline != "" {
 		if f.Pipeline, f.Version, err = parsePipelineRef(o.pipeline); err != nil {

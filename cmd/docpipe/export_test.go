@@ -53,6 +53,22 @@ func TestExportJSONLinesHasEveryDocumentsSegments(t *testing.T) {
 		}
 	}
 
+	// Without --project every project is exported; with it, one.
+	if _, err := cli(t, "run", "--home", home, "--progress", "none", "--project", "other", filepath.Join(docs, "letter.txt")); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cli(t, "export", "--home", home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := decodeLines[export.Row](t, out); len(all) != len(rows)+1 || all[len(all)-1].ProjectID != "other" {
+		t.Errorf("every project: %d rows, want %d", len(all), len(rows)+1)
+	}
+	out, err = cli(t, "export", "--home", home, "--project", "other")
+	if only := decodeLines[export.Row](t, out); err != nil || len(only) != 1 || only[0].FileName != "letter.txt" {
+		t.Errorf("--project other: %+v, %v", only, err)
+	}
+
 	// Filters: another pipeline, and later than now, export nothing.
 	for _, args := range [][]string{{"--pipeline", "redact"}, {"--since", "2999-01-01"}, {"--project", "elsewhere"}} {
 		out, err := cli(t, append([]string{"export", "--home", home}, args...)...)
@@ -60,7 +76,7 @@ func TestExportJSONLinesHasEveryDocumentsSegments(t *testing.T) {
 			t.Errorf("export %v: %q, %v", args, out, err)
 		}
 	}
-	if out, err := cli(t, "export", "--home", home, "--pipeline", "docpipe@1", "--since", "24h"); err != nil || len(decodeLines[export.Row](t, out)) != len(rows) {
+	if out, err := cli(t, "export", "--home", home, "--pipeline", "docpipe@1", "--since", "24h"); err != nil || len(decodeLines[export.Row](t, out)) != len(rows)+1 {
 		t.Errorf("docpipe@1 of the last day: %v", err)
 	}
 }

@@ -22,7 +22,8 @@ import (
 
 // Filter chooses the workflows exported.
 type Filter struct {
-	Project  string
+	Project  string    // "" for every project
+
 	Pipeline string    // "" for any
 	Version  int       // 0 for any version of Pipeline
 	Since    time.Time // completed at or after; zero for any time
@@ -64,12 +65,28 @@ type Source struct {
 }
 
 // Workflows calls fn with the latest completed workflow of every
-// document of f.Project that f admits, one document at a time, paging
-// through the project's documents.
+// document that f admits, one document at a time, paging through each
+// project's documents.
 func (s Source) Workflows(ctx context.Context, f Filter, fn func(pipeline.Workflow) error) error {
+	if f.Project != "" {
+		return s.projectWorkflows(ctx, f.Project, f, fn)
+	}
+	projects, err := s.Repo.ListProjects(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		if err := s.projectWorkflows(ctx, p.ID, f, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s Source) projectWorkflows(ctx context.Context, project string, f Filter, fn func(pipeline.Workflow) error) error {
 	token := ""
 	for {
-		docs, next, err := s.Repo.ListProjectDocuments(ctx, f.Project, 100, token)
+		docs, next, err := s.Repo.ListProjectDocuments(ctx, project, 100, token)
 		if err != nil {
 			return err
 		}
