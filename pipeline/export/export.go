@@ -22,8 +22,7 @@ import (
 
 // Filter chooses the workflows exported.
 type Filter struct {
-	Project string // "" for every project
-
+	Project  string    // "" for every project
 	Pipeline string    // "" for any
 	Version  int       // 0 for any version of Pipeline
 	Since    time.Time // completed at or after; zero for any time
