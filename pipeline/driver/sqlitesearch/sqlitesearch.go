@@ -5,7 +5,7 @@
 // Indexer is the state table's write hook): its segments' text and
 // outputs live in the blob store, written before, and are read there.
 // Only a document's latest completed workflow is in the index; a newer
-// one replaces its rows. A workflow whose blobs cannot be read is left
+// one replaces its rows, and deleting a workflow's item drops them. A workflow whose blobs cannot be read is left
 // out without failing its completion, and recorded, so that search can
 // say so and Reindex can try again.
 //
@@ -76,9 +76,16 @@ var _ sqlitetable.WriteHook = (*Indexer)(nil)
 // Schema creates the index tables.
 func (*Indexer) Schema() string { return schema }
 
-// AfterWrite indexes every workflow the transaction marks completed.
+// AfterWrite indexes every workflow the transaction marks completed,
+// and drops the rows of every workflow it deletes.
 func (ix *Indexer) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sqlitetable.Change) error {
 	for _, c := range changes {
+		if doc, wf, ok := deletedWorkflow(c); ok {
+			if err := deleteWorkflow(ctx, tx, doc, wf); err != nil {
+				return fmt.Errorf("search index: %w", err)
+			}
+			continue
+		}
 		wf, ok := completedNow(c)
 		if !ok {
 			continue
@@ -104,6 +111,17 @@ func completedNow(c sqlitetable.Change) (pipeline.Workflow, bool) {
 		return wf, false
 	}
 	return wf, true
+}
+
+// deletedWorkflow reports whether c deletes a workflow's metadata item,
+// and names its document and workflow.
+func deletedWorkflow(c sqlitetable.Change) (doc, wf string, ok bool) {
+	if c.After != nil || c.Before == nil {
+		return "", "", false
+	}
+	doc, isDoc := strings.CutPrefix(c.Key.PK, pipeline.PrefixDocument)
+	wf, isWF := strings.CutPrefix(c.Key.SK, pipeline.PrefixWorkflow)
+	return doc, wf, isDoc && isWF
 }
 
 func status(it table.Item) string {
@@ -182,6 +200,15 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow) e
 		return nil
 	}
 	return ins.insert(ctx, search.DocumentEntry(wf, outputs))
+}
+
+func deleteWorkflow(ctx context.Context, db execer, documentID, workflowID string) error {
+	const rows = `SELECT id FROM search_rows WHERE document = ? AND workflow = ?`
+	if _, err := db.ExecContext(ctx, `DELETE FROM search_text WHERE rowid IN (`+rows+`)`, documentID, workflowID); err != nil {
+		return err
+	}
+	_, err := db.ExecContext(ctx, `DELETE FROM search_rows WHERE id IN (`+rows+`)`, documentID, workflowID)
+	return err
 }
 
 func deleteDocument(ctx context.Context, db execer, documentID string) error {

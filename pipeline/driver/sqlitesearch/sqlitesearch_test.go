@@ -108,6 +108,19 @@ func TestCompletionIndexesTheWorkflowAndReplacesTheDocumentsEarlierOne(t *testin
 	}
 }
 
+func TestDeletingAWorkflowDropsItsRows(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.complete("D1", "W1", "alpha")
+	f.complete("D2", "W2", "alpha")
+	if err := f.tb.Delete(t.Context(), pipeline.WorkflowKey("D1", "W1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if hits := f.search("alpha"); len(hits) != 1 || hits[0].WorkflowID != "W2" {
+		t.Errorf("after deleting W1: %+v", hits)
+	}
+}
+
 func TestBadQueriesAreSaidInTheQuerysTerms(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
