@@ -70,15 +70,19 @@ func SummaryBlobKey(ref WorkflowRef) string { return workflowBlobKey(ref, "summa
 // that format_parser found, which `when` conditions match on.
 func DocAttrsBlobKey(ref WorkflowRef) string { return workflowBlobKey(ref, "doc.json") }
 
+// StagesBlobPrefix is the prefix every user's stage output of a workflow
+// is stored under.
+func StagesBlobPrefix(ref WorkflowRef) string { return workflowBlobKey(ref, "stages/") }
+
 // StageOutputBlobKey is the output of a user's document-scope stage.
 func StageOutputBlobKey(ref WorkflowRef, stage string) string {
-	return workflowBlobKey(ref, "stages/"+stage+"/output.json")
+	return StagesBlobPrefix(ref) + stage + "/output.json"
 }
 
 // StageBatchBlobKey is the output of a user's segment-scope stage for one
 // manifest batch: JSON Lines, one line per segment.
 func StageBatchBlobKey(ref WorkflowRef, stage string, batch int) string {
-	return workflowBlobKey(ref, fmt.Sprintf("stages/%s/batch-%06d.jsonl", stage, batch))
+	return StagesBlobPrefix(ref) + fmt.Sprintf("%s/batch-%06d.jsonl", stage, batch)
 }
 
 // WebSourceBlobKey records what a URL (crawled to depth) was last

@@ -78,9 +78,9 @@ func TestUnknownCommandsFailEvenWithHelp(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"export", "--help"}, `unknown command "export" for "docpipe"`},
-		{[]string{"export"}, `unknown command "export" for "docpipe"`},
-		{[]string{"--help", "export"}, `unknown command "export" for "docpipe"`},
+		{[]string{"import", "--help"}, `unknown command "import" for "docpipe"`},
+		{[]string{"import"}, `unknown command "import" for "docpipe"`},
+		{[]string{"--help", "import"}, `unknown command "import" for "docpipe"`},
 		{[]string{"stauts", "-h"}, `unknown command "stauts" for "docpipe"; did you mean status?`},
 		{[]string{"pipeline", "frob", "--help"}, `unknown command "frob" for "docpipe pipeline"`},
 		{[]string{"pipeline", "--home", t.TempDir(), "frob"}, `unknown command "frob" for "docpipe pipeline"`},

@@ -151,6 +151,22 @@ table is named (--table or ` + backend.EnvTable + `): then they work on AWS.`,
 			return usageErrorf("no completion for %q: choose bash, zsh, fish or powershell", args[0])
 		}
 	}
+	// cobra's help command prints the root's help for a topic it does not
+	// know and exits 0; say so and exit 2 instead.
+	root.InitDefaultHelpCmd()
+	if h, _, err := root.Find([]string{"help"}); err == nil && h != root {
+		h.Run = nil
+		h.Example = `  docpipe help export
+  docpipe help pipeline apply`
+		h.RunE = func(c *cobra.Command, args []string) error {
+			topic, rest, err := c.Root().Find(args)
+			if err != nil || (len(rest) > 0 && topic.HasSubCommands()) {
+				return usageErrorf("no help topic %q: `docpipe help` lists the commands", strings.Join(args, " "))
+			}
+			topic.InitDefaultHelpFlag()
+			return topic.Help()
+		}
+	}
 	return root
 }
 

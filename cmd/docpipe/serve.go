@@ -125,6 +125,7 @@ func serve(ctx context.Context, f *runFlags, listen string, auth serveAuth, tls 
 		defer lp.Close()
 		ls := &localStarter{Service: localrun.NewService(lp.runtime(nil)), repo: lp.backend.Repo, locked: make(chan struct{})}
 		opts.Repo, opts.Blobs, opts.Starter = lp.backend.Repo, lp.backend.Blobs, ls
+		opts.Search = lp.backend.Search
 		// Like run and work, serve delivers outcome events while it
 		// processes: the backlog first, then each outcome as it commits.
 		worker = func(ctx context.Context) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitesearch"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/metered"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
@@ -59,7 +60,10 @@ type Backend struct {
 	Repo   *pipeline.Repository
 	Bucket string // S3 bucket, or "local"
 	// Home is the state directory of a local backend.
-	Home    string
+	Home string
+	// Search is the local search index, kept in step with the table;
+	// nil on AWS, which has none.
+	Search  *sqlitesearch.Index
 	closers []func() error
 }
 
@@ -100,19 +104,46 @@ func OpenLocal(home string) (*Backend, error) {
 	if err := os.MkdirAll(filepath.Join(home, localTempDir), 0o755); err != nil {
 		return nil, fmt.Errorf("state home %s: %w", home, err)
 	}
-	tbl, err := sqlitetable.Open(filepath.Join(home, localStateFile))
+	blobs, err := dirblob.New(filepath.Join(home, localBlobDir))
+	if err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	// The search index is written in the table's own transactions.
+	indexer := &sqlitesearch.Indexer{Blobs: blobs}
+	state := filepath.Join(home, localStateFile)
+	tbl, err := sqlitetable.Open(state, sqlitetable.WithWriteHook(indexer))
 	if err != nil {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
-	blobs, err := dirblob.New(filepath.Join(home, localBlobDir))
+	repo := newRepository(tbl)
+	// The table reads a file's committed state on connections of their
+	// own, so reading pipeline versions in its writer's transaction
+	// waits for nothing.
+	indexer.StageOrder = func(ctx context.Context, name string, version int) ([]string, error) {
+		return StageOrder(ctx, repo, name, version)
+	}
+	idx, err := sqlitesearch.Open(state, indexer)
 	if err != nil {
 		tbl.Close()
-		return nil, fmt.Errorf("open blob store: %w", err)
+		return nil, fmt.Errorf("open search index: %w", err)
 	}
 	return &Backend{
-		Kind: "local", Table: tbl, Blobs: blobs, Repo: newRepository(tbl),
-		Bucket: "local", Home: home, closers: []func() error{tbl.Close},
+		Kind: "local", Table: tbl, Blobs: blobs, Repo: repo,
+		Bucket: "local", Home: home, Search: idx, closers: []func() error{tbl.Close, idx.Close},
 	}, nil
+}
+
+// StageOrder names the stages of a pipeline version in order.
+func StageOrder(ctx context.Context, repo *pipeline.Repository, name string, version int) ([]string, error) {
+	def, err := repo.Definition(ctx, name, version)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(def.Stages))
+	for i, st := range def.Stages {
+		names[i] = st.Name
+	}
+	return names, nil
 }
 
 // TempDir is where steps of a local backend download sources.

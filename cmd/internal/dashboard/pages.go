@@ -46,7 +46,7 @@ var pageFuncs = template.FuncMap{
 }
 
 func loadPages() (*pageSet, error) {
-	names := []string{"overview", "failed", "projects", "pipelines", "pipeline", "analysis", "upload", "reviews", "review"}
+	names := []string{"overview", "failed", "projects", "pipelines", "pipeline", "analysis", "upload", "reviews", "review", "search"}
 	ps := &pageSet{pages: map[string]*template.Template{}}
 	for _, n := range names {
 		t, err := template.New(n).Funcs(pageFuncs).ParseFS(templateFS, "assets/templates/layout.html", "assets/templates/"+n+".html")

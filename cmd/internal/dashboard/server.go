@@ -73,6 +73,8 @@ type Options struct {
 	// OnReviewDecided, when set, hears of each decision made here: the
 	// local engine resumes the parked workflow.
 	OnReviewDecided func(pipeline.Review)
+	// Search is the full-text index the search page queries; nil on AWS.
+	Search Searcher
 }
 
 // MinBodyRate is the slowest upload a request body may average.
@@ -162,6 +164,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /upload", s.uploadPage)
 	mux.HandleFunc("GET /reviews", s.reviewsPage)
 	mux.HandleFunc("GET /reviews/{id}", s.reviewPage)
+	mux.HandleFunc("GET /search", s.searchPage)
 
 	mux.HandleFunc("GET /api/analyses", s.apiList)
 	mux.HandleFunc("GET /api/analyses/{id}", s.apiAnalysis)

@@ -64,6 +64,7 @@ type Table struct {
 	commits     committer     // concurrent transactions share a commit
 	checkpoints *checkpointer // nil for ":memory:"
 	cache       itemCache     // items the writer updated, decoded; used under commits
+	hook        WriteHook     // nil: none
 }
 
 var (
@@ -75,7 +76,8 @@ var (
 type Option func(*config)
 
 type config struct {
-	now func() time.Time
+	now  func() time.Time
+	hook WriteHook
 }
 
 const (
@@ -119,7 +121,11 @@ func Open(path string, opts ...Option) (*Table, error) {
 		writer.Close()
 		return nil, fmt.Errorf("sqlitetable: open %s: %w", path, interpretError(err))
 	}
-	t := &Table{writer: writer, reader: writer, now: cfg.now, queries: map[string]*sql.Stmt{}}
+	if err := openHook(writer, cfg.hook); err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("sqlitetable: open %s: %w", path, err)
+	}
+	t := &Table{writer: writer, reader: writer, now: cfg.now, queries: map[string]*sql.Stmt{}, hook: cfg.hook}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string

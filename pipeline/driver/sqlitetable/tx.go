@@ -19,10 +19,11 @@ func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 
 // step is one action resolved against the current state.
 type step struct {
-	key   table.Key
-	write bool       // false: a check, nothing to write
-	after table.Item // nil with write: delete
-	raw   string     // after as JSON, when it was encoded before the batch
+	key    table.Key
+	write  bool       // false: a check, nothing to write
+	before table.Item // the item before, for a WriteHook; nil for a put on an absent key
+	after  table.Item // nil with write: delete
+	raw    string     // after as JSON, when it was encoded before the batch
 	// absent marks a put on condition that no item has its key: the
 	// condition is left to the INSERT, which fails on an existing row,
 	// instead of a read first (see insertAbsent).
@@ -205,6 +206,9 @@ func (t *Table) commitBatch(batch []*pending) {
 				}
 			}
 		}
+		if err == nil && t.hook != nil {
+			err = t.hook.AfterWrite(ctx, tx, changes(steps))
+		}
 		if err != nil {
 			tx.Rollback()
 			t.cache.reset()
@@ -357,13 +361,13 @@ func resolve(ctx context.Context, tx txStmts, now float64, a table.TxAction, put
 		if !put.holds {
 			return step{}, false, nil
 		}
-		return step{key: key, write: true, after: put.after, raw: put.raw}, true, nil
+		return step{key: key, write: true, before: cur, after: put.after, raw: put.raw}, true, nil
 	}
 	holds, err := table.Eval(actionCond(a), cur)
 	if err != nil || !holds {
 		return step{}, false, err
 	}
-	s = step{key: key, write: true}
+	s = step{key: key, write: true, before: cur}
 	switch x := a.(type) {
 	case table.TxPut:
 		s.after, s.raw = put.after, put.raw

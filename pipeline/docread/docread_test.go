@@ -1,0 +1,73 @@
+package docread_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/docread"
+	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
+)
+
+func TestSegmentsCarryTextAndOutputsInPipelineOrder(t *testing.T) {
+	ctx := t.Context()
+	store, err := dirblob.New(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "D", WorkflowID: "W"}
+	for key, body := range map[string]string{
+		pipeline.UnitsBlobKey(ref):                    `[{"index":1,"kind":"page"},{"index":2,"kind":"page"},{"index":3,"kind":"span","audio":{"start_ms":5,"end_ms":9}}]`,
+		pipeline.SegmentTextBlobKey(ref, 1):           "one a@b.example",
+		pipeline.SegmentTextBlobKey(ref, 2):           "two",
+		pipeline.ManifestBlobKey(ref):                 `[{"batch":1,"from":1,"to":2},{"batch":2,"from":3,"to":3}]`,
+		pipeline.BatchAnalysisBlobKey(ref, 1):         `[{"index":1,"status":"done","result":{"language":"en"}}]`,
+		pipeline.StageBatchBlobKey(ref, "zredact", 1): `{"index":1,"output":{"text":"one [EMAIL]"}}` + "\n",
+		pipeline.StageBatchBlobKey(ref, "anon", 1):    `{"index":1,"output":{"text":"one [PERSON] [EMAIL]"}}` + "\n" + `{"index":2,"error":"failed"}` + "\n",
+		pipeline.StageOutputBlobKey(ref, "classify"):  `{"category":"memo"}`,
+		pipeline.SummaryBlobKey(ref):                  `{"language":"en"}`,
+	} {
+		if err := blob.PutBytes(ctx, store, key, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []docread.Segment
+	// The pipeline runs zredact, then anon: anon's text is the last word.
+	err = docread.Segments(ctx, store, ref, []string{"zredact", "anon", "segment_analyzer"}, func(s docread.Segment) error {
+		got = append(got, s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d segments", len(got))
+	}
+	if got[0].Text != "one [PERSON] [EMAIL]" || string(got[0].Outputs["analysis"]) != `{"language":"en"}` || len(got[0].Outputs) != 3 {
+		t.Errorf("segment 1: %q %v", got[0].Text, got[0].Outputs)
+	}
+	if got[1].Text != "two" || len(got[1].Outputs) != 0 {
+		t.Errorf("segment 2 (its stage failed): %q %v", got[1].Text, got[1].Outputs)
+	}
+	if got[2].Kind != "span" || got[2].Audio == nil || got[2].Audio.EndMS != 9 || got[2].Text != "" {
+		t.Errorf("segment 3 (no text stored): %+v", got[2])
+	}
+
+	// Without the pipeline's order, stages go by name: zredact last.
+	err = docread.Segments(ctx, store, ref, nil, func(s docread.Segment) error {
+		if s.Index == 1 && s.Text != "one [EMAIL]" {
+			t.Errorf("by name: %q", s.Text)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	outs, err := docread.DocumentOutputs(ctx, store, ref)
+	if err != nil || len(outs) != 2 || !json.Valid(outs["classify"]) || string(outs["summary"]) != `{"language":"en"}` {
+		t.Errorf("document outputs %v, %v", outs, err)
+	}
+}

@@ -1,0 +1,253 @@
+package sqlitesearch
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/search"
+)
+
+// Index answers queries on the index in a state file, and rebuilds it.
+type Index struct {
+	db      *sql.DB
+	indexer *Indexer
+}
+
+// Open opens the index of the state file at path, which the state table
+// (opened with the Indexer as its write hook) has created.
+func Open(path string, ix *Indexer) (*Index, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "synchronous(NORMAL)") // as the table's writer: WAL survives a crash of the process
+	q.Add("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return &Index{db: db, indexer: ix}, nil
+}
+
+// Close closes the index's connection.
+func (x *Index) Close() error { return x.db.Close() }
+
+// bm25 ranks a match by where it is: a keyword or entity the analyzer
+// picked says more than a word of the body, the summary a little more,
+// users' outputs least. Ranking costs a few microseconds a match: a word
+// in most of 100,000 segments takes a quarter of a second or more
+// (BenchmarkSearch).
+const bm25 = `bm25(search_text, 1.0, 3.0, 2.0, 1.5, 0.75)`
+
+// Search returns the best matches of q, best first. The matches are
+// ranked first, from the index alone; snippets, which read a row's text,
+// are cut for the hits returned only.
+func (x *Index) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = search.DefaultLimit
+	}
+	query := `SELECT search_text.rowid, ` + bm25 + ` FROM search_text`
+	args := []any{q.Text}
+	where := ` WHERE search_text MATCH ?`
+	if q.Project != "" || q.Pipeline != "" {
+		query += ` JOIN search_rows r ON r.id = search_text.rowid`
+		if q.Project != "" {
+			where += ` AND r.project = ?`
+			args = append(args, q.Project)
+		}
+		if q.Pipeline != "" {
+			where += ` AND r.pipeline = ?`
+			args = append(args, q.Pipeline)
+		}
+	}
+	rows, err := x.db.QueryContext(ctx, query+where+` ORDER BY `+bm25+` LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, queryError(q.Text, err)
+	}
+	var hits []search.Hit
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var score float64
+		if err := rows.Scan(&id, &score); err != nil {
+			rows.Close()
+			return nil, queryError(q.Text, err)
+		}
+		ids = append(ids, id)
+		hits = append(hits, search.Hit{Score: score})
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, queryError(q.Text, err)
+	}
+	for i := range hits {
+		if err := x.describe(ctx, q.Text, ids[i], &hits[i]); err != nil {
+			return nil, err
+		}
+	}
+	return hits, nil
+}
+
+// describe fills in where hit (row id) comes from and its snippet, cut
+// from the column FTS5 finds best (-1).
+func (x *Index) describe(ctx context.Context, query string, id int64, h *search.Hit) error {
+	var start, end sql.NullInt64
+	err := x.db.QueryRowContext(ctx, `SELECT r.project, r.pipeline, r.version, r.document, r.workflow, r.file_name, r.segment, r.kind, r.audio_start, r.audio_end,
+		snippet(search_text, -1, char(1), char(2), '…', 16)
+		FROM search_text JOIN search_rows r ON r.id = search_text.rowid
+		WHERE search_text MATCH ? AND search_text.rowid = ?`, query, id).Scan(
+		&h.ProjectID, &h.Pipeline, &h.PipelineVersion, &h.DocumentID, &h.WorkflowID, &h.FileName, &h.Segment, &h.Kind, &start, &end, &h.Snippet)
+	if err != nil {
+		return queryError(query, err)
+	}
+	if start.Valid && end.Valid {
+		h.AudioStartMS, h.AudioEndMS = &start.Int64, &end.Int64
+	}
+	if h.Field, err = x.field(ctx, id, h.Snippet); err != nil {
+		return err
+	}
+	h.Snippet = strings.NewReplacer("\x01", search.SnippetOpen, "\x02", search.SnippetClose, "\n", " ").Replace(h.Snippet)
+	return nil
+}
+
+// field names the column of row id a snippet was cut from: the first
+// that holds the snippet's text.
+func (x *Index) field(ctx context.Context, id int64, snippet string) (string, error) {
+	cols := make([]string, len(fieldNames))
+	ptrs := make([]any, len(cols))
+	for i := range cols {
+		ptrs[i] = &cols[i]
+	}
+	if err := x.db.QueryRowContext(ctx, `SELECT `+strings.Join(fieldNames, ", ")+` FROM search_text WHERE rowid = ?`, id).Scan(ptrs...); err != nil {
+		return "", fmt.Errorf("search: %w", err)
+	}
+	plain := strings.NewReplacer("\x01", "", "\x02", "").Replace(snippet)
+	for _, part := range strings.Split(plain, "…") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		for i, c := range cols {
+			if strings.Contains(c, part) {
+				return fieldNames[i], nil
+			}
+		}
+	}
+	return fieldNames[0], nil
+}
+
+// queryError turns FTS5's complaints about a query into a
+// search.BadQueryError in the query's own terms.
+func queryError(query string, err error) error {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "SQL logic error: ")
+	if i := strings.LastIndex(msg, " ("); i > 0 && strings.HasSuffix(msg, ")") {
+		msg = msg[:i] // SQLite's result code
+	}
+	switch {
+	case strings.HasPrefix(msg, "fts5: syntax error near \"\""):
+		return &search.BadQueryError{Query: query, Reason: "it ends where a word was expected"}
+	case strings.HasPrefix(msg, "fts5: "):
+		return &search.BadQueryError{Query: query, Reason: strings.TrimPrefix(msg, "fts5: ")}
+	case msg == "unterminated string":
+		return &search.BadQueryError{Query: query, Reason: "a quote is not closed"}
+	case strings.HasPrefix(msg, "no such column: "):
+		return &search.BadQueryError{Query: query, Reason: fmt.Sprintf("%q is not a field (a word followed by : names one: %s)",
+			strings.TrimPrefix(msg, "no such column: "), strings.Join(fieldNames, ", "))}
+	}
+	return fmt.Errorf("search: %w", err)
+}
+
+// Unindexed returns the workflows whose completion could not be indexed,
+// with the reason.
+func (x *Index) Unindexed(ctx context.Context) (map[string]string, error) {
+	rows, err := x.db.QueryContext(ctx, `SELECT workflow, error FROM search_unindexed ORDER BY workflow`)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var wf, reason string
+		if err := rows.Scan(&wf, &reason); err != nil {
+			return nil, err
+		}
+		out[wf] = reason
+	}
+	return out, rows.Err()
+}
+
+// Empty reports whether nothing is indexed.
+func (x *Index) Empty(ctx context.Context) (bool, error) {
+	var n int
+	err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM search_rows LIMIT 1)`).Scan(&n)
+	return n == 0, err
+}
+
+// Reindex rebuilds the index from the table and the blob store: every
+// document's latest completed workflow, each in a transaction of its own
+// so that a run going on meanwhile waits for one document at a time. It
+// returns how many workflows it indexed.
+func (x *Index) Reindex(ctx context.Context, repo *pipeline.Repository) (int, error) {
+	if _, err := x.db.ExecContext(ctx, `DELETE FROM search_text; DELETE FROM search_rows; DELETE FROM search_unindexed;`); err != nil {
+		return 0, fmt.Errorf("search: clear the index: %w", err)
+	}
+	projects, err := repo.ListProjects(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range projects {
+		token := ""
+		for {
+			// Newest first: a document's first completed workflow is
+			// its latest.
+			wfs, next, err := repo.ListProjectWorkflows(ctx, p.ID, 200, token)
+			if err != nil {
+				return n, err
+			}
+			for _, wf := range wfs {
+				if wf.Status != pipeline.WorkflowCompleted {
+					continue
+				}
+				done, err := x.reindexOne(ctx, wf)
+				if err != nil {
+					return n, err
+				}
+				if done {
+					n++
+				}
+			}
+			if next == "" {
+				break
+			}
+			token = next
+		}
+	}
+	return n, nil
+}
+
+// reindexOne indexes wf unless its document is indexed already (by a
+// newer workflow, or by the write hook meanwhile).
+func (x *Index) reindexOne(ctx context.Context, wf pipeline.Workflow) (bool, error) {
+	tx, err := x.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM search_rows WHERE document = ?`, wf.DocumentID).Scan(&n); err != nil {
+		return false, err
+	}
+	if n > 0 {
+		return false, nil
+	}
+	if err := x.indexer.indexOrRecord(ctx, tx, wf); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}

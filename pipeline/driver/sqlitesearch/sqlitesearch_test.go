@@ -1,0 +1,162 @@
+package sqlitesearch_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitesearch"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/search"
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+type fixture struct {
+	t     *testing.T
+	tb    *sqlitetable.Table
+	blobs blob.Store
+	idx   *sqlitesearch.Index
+}
+
+func newFixture(t *testing.T, blobs func(blob.Store) blob.Store) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := dirblob.New(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, blobs: store}
+	if blobs != nil {
+		f.blobs = blobs(store)
+	}
+	ix := &sqlitesearch.Indexer{Blobs: f.blobs}
+	path := filepath.Join(dir, "state.db")
+	if f.tb, err = sqlitetable.Open(path, sqlitetable.WithWriteHook(ix)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.tb.Close() })
+	if f.idx, err = sqlitesearch.Open(path, ix); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.idx.Close() })
+	return f
+}
+
+// complete stores a workflow of document doc with these segment texts
+// and marks it completed.
+func (f *fixture) complete(doc, wf string, texts ...string) {
+	f.t.Helper()
+	ctx := f.t.Context()
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: doc, WorkflowID: wf}
+	units := "["
+	for i, text := range texts {
+		if i > 0 {
+			units += ","
+		}
+		units += `{"index":` + string(rune('1'+i)) + `,"kind":"page"}`
+		if err := blob.PutBytes(ctx, f.blobs, pipeline.SegmentTextBlobKey(ref, i+1), []byte(text)); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	if err := blob.PutBytes(ctx, f.blobs, pipeline.UnitsBlobKey(ref), []byte(units+"]")); err != nil {
+		f.t.Fatal(err)
+	}
+	key := pipeline.WorkflowKey(doc, wf)
+	data := map[string]any{"id": wf, "project_id": "p", "document_id": doc, "file_name": doc + ".pdf", "pipeline": "docpipe", "pipeline_version": 1.0, "status": "in_progress"}
+	if err := f.tb.Put(ctx, table.Item{table.AttrPK: key.PK, table.AttrSK: key.SK, table.AttrData: data}, nil); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.tb.Update(ctx, key, []table.Update{table.Set{Path: "data.status", Value: "completed"}}, nil); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) search(q string) []search.Hit {
+	f.t.Helper()
+	hits, err := f.idx.Search(f.t.Context(), search.Query{Text: q})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return hits
+}
+
+func TestCompletionIndexesTheWorkflowAndReplacesTheDocumentsEarlierOne(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.complete("D1", "W1", "alpha beta", "gamma delta")
+	f.complete("D2", "W2", "alpha omega")
+	hits := f.search("gamma")
+	if len(hits) != 1 || hits[0].WorkflowID != "W1" || hits[0].Segment != 2 || hits[0].Kind != "page" || hits[0].FileName != "D1.pdf" || hits[0].Snippet != "**gamma** delta" {
+		t.Fatalf("gamma: %+v", hits)
+	}
+	if hits := f.search("alpha"); len(hits) != 2 {
+		t.Errorf("alpha: %+v", hits)
+	}
+	// A newer analysis of D1 replaces the older one's rows.
+	f.complete("D1", "W3", "epsilon")
+	if hits := f.search("gamma OR alpha"); len(hits) != 1 || hits[0].WorkflowID != "W2" {
+		t.Errorf("W1 is still found: %+v", hits)
+	}
+	if hits := f.search("epsilon"); len(hits) != 1 || hits[0].WorkflowID != "W3" {
+		t.Errorf("epsilon: %+v", hits)
+	}
+}
+
+func TestDeletingAWorkflowDropsItsRows(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.complete("D1", "W1", "alpha")
+	f.complete("D2", "W2", "alpha")
+	if err := f.tb.Delete(t.Context(), pipeline.WorkflowKey("D1", "W1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if hits := f.search("alpha"); len(hits) != 1 || hits[0].WorkflowID != "W2" {
+		t.Errorf("after deleting W1: %+v", hits)
+	}
+}
+
+func TestBadQueriesAreSaidInTheQuerysTerms(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.complete("D1", "W1", "alpha")
+	for _, q := range []string{"alpha AND", `"alpha`, "nofield: alpha", "(alpha"} {
+		_, err := f.idx.Search(t.Context(), search.Query{Text: q})
+		var bad *search.BadQueryError
+		if !errors.As(err, &bad) || strings.Contains(err.Error(), "SQL") {
+			t.Errorf("%q: %v, want a BadQueryError without SQLite's words", q, err)
+		}
+	}
+}
+
+// failingTexts fails every read of a segment text.
+type failingTexts struct{ blob.Store }
+
+func (s failingTexts) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if strings.HasSuffix(key, "text.txt") {
+		return nil, errors.New("disk on fire")
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func TestAWorkflowWhoseBlobsFailCompletesUnindexed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(s blob.Store) blob.Store { return failingTexts{s} })
+	f.complete("D1", "W1", "alpha", "beta")
+	it, err := f.tb.Get(t.Context(), pipeline.WorkflowKey("D1", "W1"))
+	if err != nil || it.Data()["status"] != "completed" {
+		t.Fatalf("workflow: %v, %v", it, err)
+	}
+	if hits := f.search("alpha"); len(hits) != 0 {
+		t.Errorf("a partly read workflow is indexed: %+v", hits)
+	}
+	un, err := f.idx.Unindexed(t.Context())
+	if err != nil || !strings.Contains(un["W1"], "disk on fire") {
+		t.Errorf("unindexed: %v, %v", un, err)
+	}
+}

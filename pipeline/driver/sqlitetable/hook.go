@@ -1,0 +1,54 @@
+package sqlitetable
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// WriteHook keeps tables derived from the items (a search index) in step
+// with them: AfterWrite runs inside the SQLite transaction that writes a
+// table transaction, after its writes, so what it writes through tx
+// commits or rolls back with them. An error fails the table transaction.
+// It runs on the one writer, which every other write waits for: it should
+// be quick.
+type WriteHook interface {
+	// Schema is run when the table opens, after the table's own.
+	Schema() string
+	AfterWrite(ctx context.Context, tx *sql.Tx, changes []Change) error
+}
+
+// Change is one item a transaction wrote: Before is nil for a new item,
+// After nil for a deleted one.
+type Change struct {
+	Key           table.Key
+	Before, After table.Item
+}
+
+// WithWriteHook runs h in every write transaction.
+func WithWriteHook(h WriteHook) Option { return func(c *config) { c.hook = h } }
+
+// changes are the writes among a transaction's resolved steps. The items
+// are the writer's: a hook must not change them.
+func changes(steps []step) []Change {
+	out := make([]Change, 0, len(steps))
+	for _, s := range steps {
+		if s.write {
+			out = append(out, Change{Key: s.key, Before: s.before, After: s.after})
+		}
+	}
+	return out
+}
+
+// openHook creates the hook's tables.
+func openHook(db *sql.DB, h WriteHook) error {
+	if h == nil {
+		return nil
+	}
+	if _, err := db.Exec(h.Schema()); err != nil {
+		return fmt.Errorf("write hook schema: %w", interpretError(err))
+	}
+	return nil
+}
