@@ -82,7 +82,13 @@ func StageOutputBlobKey(ref WorkflowRef, stage string) string {
 // StageBatchBlobKey is the output of a user's segment-scope stage for one
 // manifest batch: JSON Lines, one line per segment.
 func StageBatchBlobKey(ref WorkflowRef, stage string, batch int) string {
-	return StagesBlobPrefix(ref) + fmt.Sprintf("%s/batch-%06d.jsonl", stage, batch)
+	return StageBatchesPrefix(ref, stage) + fmt.Sprintf("%06d.jsonl", batch)
+}
+
+// StageBatchesPrefix is the prefix of every batch of a user's
+// segment-scope stage's outputs (StageBatchBlobKey).
+func StageBatchesPrefix(ref WorkflowRef, stage string) string {
+	return StagesBlobPrefix(ref) + stage + "/batch-"
 }
 
 // WebSourceBlobKey records what a URL (crawled to depth) was last

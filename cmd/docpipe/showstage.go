@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // stageOutputLine is one segment's entry in a segment stage's output, as
@@ -52,41 +50,17 @@ func printStageOutput(ctx context.Context, repo *pipeline.Repository, blobs blob
 		}
 		return writeJSON(w, json.RawMessage(raw))
 	}
-	dir := strings.TrimSuffix(pipeline.StageOutputBlobKey(ref, name), "output.json")
-	infos, err := blobs.List(ctx, dir+"batch-")
+	lines, err := stageoutput.SegmentLines(ctx, blobs, ref, name, maxResultBytes)
 	if err != nil {
 		return err
 	}
-	if len(infos) == 0 {
+	if len(lines) == 0 {
 		return noStageOutput(blob.ErrNotFound, name, d)
 	}
-	var lines []stageOutputLine
-	for _, info := range infos {
-		raw, err := blob.GetBytes(ctx, blobs, info.Key, maxResultBytes)
-		if err != nil {
-			return err
-		}
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(nil, maxResultBytes)
-		for sc.Scan() {
-			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-				continue
-			}
-			var l stageOutputLine
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				return fmt.Errorf("corrupt %s: %w", info.Key, err)
-			}
-			lines = append(lines, l)
-		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("read %s: %w", info.Key, err)
-		}
-	}
-	slices.SortStableFunc(lines, func(a, b stageOutputLine) int { return a.Index - b.Index })
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, l := range lines {
-		if err := enc.Encode(l); err != nil {
+		if err := enc.Encode(stageOutputLine{Index: l.Index, Output: l.Output, Error: l.Error}); err != nil {
 			return err
 		}
 	}

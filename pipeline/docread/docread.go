@@ -6,8 +6,6 @@
 package docread
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +19,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // AnalysisOutput is the name under which the built-in analyzer's result
@@ -167,12 +166,6 @@ type analysisEntry struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-// stageLine is one segment's line of a user's segment stage's batch.
-type stageLine struct {
-	Index  int             `json:"index"`
-	Output json.RawMessage `json:"output,omitempty"`
-}
-
 // batchOutputs reads the outputs of one batch, by segment index and stage.
 func batchOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, batch int, stages []string) (map[int]map[string]json.RawMessage, error) {
 	out := map[int]map[string]json.RawMessage{}
@@ -204,16 +197,11 @@ func batchOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRe
 		if !found {
 			continue
 		}
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(nil, len(raw)+1)
-		for sc.Scan() {
-			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-				continue
-			}
-			var l stageLine
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				return nil, fmt.Errorf("corrupt %s: %w", key, err)
-			}
+		lines, err := stageoutput.DecodeLines(key, raw)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lines {
 			add(l.Index, stage, l.Output)
 		}
 	}

@@ -1,17 +1,14 @@
 package eval
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // maxOutputBytes bounds what is read of one result blob.
@@ -61,47 +58,18 @@ func optionalBlob(ctx context.Context, blobs blob.Store, key string) (json.RawMe
 	return raw, err
 }
 
-// segmentOutputs reads a segment stage's batch files (JSON Lines of
-// {"index", "output"} or {"index", "error"}) and returns the outputs in
-// index order; failed segments have none.
+// segmentOutputs reads a segment stage's outputs in index order; failed
+// segments have none.
 func segmentOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, stage string) ([]json.RawMessage, error) {
-	dir := strings.TrimSuffix(pipeline.StageOutputBlobKey(ref, stage), "output.json")
-	infos, err := blobs.List(ctx, dir+"batch-")
+	lines, err := stageoutput.SegmentLines(ctx, blobs, ref, stage, maxOutputBytes)
 	if err != nil {
 		return nil, err
 	}
-	type line struct {
-		Index  int             `json:"index"`
-		Output json.RawMessage `json:"output"`
-	}
-	var lines []line
-	for _, info := range infos {
-		raw, err := blob.GetBytes(ctx, blobs, info.Key, maxOutputBytes)
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(nil, maxOutputBytes)
-		for sc.Scan() {
-			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-				continue
-			}
-			var l line
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				return nil, fmt.Errorf("corrupt %s: %w", info.Key, err)
-			}
-			if l.Output != nil {
-				lines = append(lines, l)
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("read %s: %w", info.Key, err)
-		}
-	}
-	slices.SortStableFunc(lines, func(a, b line) int { return a.Index - b.Index })
 	var out []json.RawMessage
 	for _, l := range lines {
-		out = append(out, l.Output)
+		if l.Output != nil {
+			out = append(out, l.Output)
+		}
 	}
 	return out, nil
 }

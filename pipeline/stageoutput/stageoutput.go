@@ -8,12 +8,15 @@ package stageoutput
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/analyze"
+	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -58,6 +61,31 @@ func DecodeLines(key string, raw []byte) (map[int]Line, error) {
 	if err := sc.Err(); err != nil {
 		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
 	}
+	return lines, nil
+}
+
+// SegmentLines reads every batch of a segment stage's results (each blob
+// at most limit bytes) and returns their lines in segment order.
+func SegmentLines(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, stage string, limit int64) ([]Line, error) {
+	infos, err := blobs.List(ctx, pipeline.StageBatchesPrefix(ref, stage))
+	if err != nil {
+		return nil, err
+	}
+	var lines []Line
+	for _, info := range infos {
+		raw, err := blob.GetBytes(ctx, blobs, info.Key, limit)
+		if err != nil {
+			return nil, err
+		}
+		batch, err := DecodeLines(info.Key, raw)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range batch {
+			lines = append(lines, l)
+		}
+	}
+	slices.SortFunc(lines, func(a, b Line) int { return a.Index - b.Index })
 	return lines, nil
 }
 
