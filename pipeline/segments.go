@@ -96,25 +96,35 @@ func (r *Repository) ListSegments(ctx context.Context, workflowID string, limit 
 	return queryPage[Segment](ctx, r.t, table.Query{PK: StepKey(workflowID).PK, SKPrefix: PrefixSegment, Limit: limit, PageToken: pageToken})
 }
 
+// EachSegment calls fn with every segment of a workflow, in index order,
+// reading them a page at a time; an error from fn stops it.
+func (r *Repository) EachSegment(ctx context.Context, workflowID string, fn func(Segment) error) error {
+	for token := ""; ; {
+		page, next, err := r.ListSegments(ctx, workflowID, 1000, token)
+		if err != nil {
+			return err
+		}
+		for _, s := range page {
+			if err := fn(s); err != nil {
+				return err
+			}
+		}
+		if token = next; token == "" {
+			return nil
+		}
+	}
+}
+
 // FailedSegments returns the segments whose last run failed, in index order.
 func (r *Repository) FailedSegments(ctx context.Context, workflowID string) ([]Segment, error) {
 	var failed []Segment
-	token := ""
-	for {
-		page, next, err := r.ListSegments(ctx, workflowID, 1000, token)
-		if err != nil {
-			return nil, err
+	err := r.EachSegment(ctx, workflowID, func(s Segment) error {
+		if s.Status == SegmentFailed {
+			failed = append(failed, s)
 		}
-		for _, s := range page {
-			if s.Status == SegmentFailed {
-				failed = append(failed, s)
-			}
-		}
-		if next == "" {
-			return failed, nil
-		}
-		token = next
-	}
+		return nil
+	})
+	return failed, err
 }
 
 // segmentRank orders a segment's outcomes within one run. A finish only

@@ -451,30 +451,21 @@ func segmentCount(n int) string {
 // skipped for, in segment order.
 func skipReasons(ctx context.Context, repo *pipeline.Repository, workflowID string) ([]string, error) {
 	var reasons []string
-	token := ""
-	for {
-		segs, next, err := repo.ListSegments(ctx, workflowID, 1000, token)
-		if err != nil {
-			return nil, err
+	err := repo.EachSegment(ctx, workflowID, func(s pipeline.Segment) error {
+		if s.Status != pipeline.SegmentSkipped {
+			return nil
 		}
-		for _, s := range segs {
-			if s.Status != pipeline.SegmentSkipped {
-				continue
-			}
-			reason := s.Error
-			if _, after, ok := strings.Cut(reason, "skipped: "); ok {
-				reason = after // "OCR skipped: tesseract is …" reads "tesseract is …" after "skipped:"
-			}
-			if reason == "" {
-				reason = "no reason recorded"
-			}
-			if !slices.Contains(reasons, reason) {
-				reasons = append(reasons, reason)
-			}
+		reason := s.Error
+		if _, after, ok := strings.Cut(reason, "skipped: "); ok {
+			reason = after // "OCR skipped: tesseract is …" reads "tesseract is …" after "skipped:"
 		}
-		if next == "" {
-			return reasons, nil
+		if reason == "" {
+			reason = "no reason recorded"
 		}
-		token = next
-	}
+		if !slices.Contains(reasons, reason) {
+			reasons = append(reasons, reason)
+		}
+		return nil
+	})
+	return reasons, err
 }

@@ -184,17 +184,11 @@ func showJSON(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, 
 		Summary  json.RawMessage    `json:"summary,omitempty"`
 		Graph    json.RawMessage    `json:"graph,omitempty"`
 	}{workflowDetail: d, Segments: []pipeline.Segment{}}
-	token := ""
-	for {
-		segs, next, err := repo.ListSegments(ctx, ref.WorkflowID, 1000, token)
-		if err != nil {
-			return err
-		}
-		out.Segments = append(out.Segments, segs...)
-		if next == "" {
-			break
-		}
-		token = next
+	if err := repo.EachSegment(ctx, ref.WorkflowID, func(s pipeline.Segment) error {
+		out.Segments = append(out.Segments, s)
+		return nil
+	}); err != nil {
+		return err
 	}
 	out.Summary, _ = readResult(ctx, blobs, pipeline.SummaryBlobKey(ref))
 	out.Graph, _ = readResult(ctx, blobs, pipeline.GraphBlobKey(ref))
@@ -208,22 +202,12 @@ func printImages(ctx context.Context, b *backend.Backend, workflowID string, w i
 	if uri == nil {
 		uri = func(key string) string { return key }
 	}
-	token := ""
-	for {
-		segs, next, err := b.Repo.ListSegments(ctx, workflowID, 1000, token)
-		if err != nil {
+	return b.Repo.EachSegment(ctx, workflowID, func(s pipeline.Segment) error {
+		if s.ImageKey == "" {
+			_, err := fmt.Fprintf(w, "%d\t(no image: run with --page-images png on a PDF)\n", s.Index)
 			return err
 		}
-		for _, s := range segs {
-			if s.ImageKey == "" {
-				fmt.Fprintf(w, "%d\t(no image: run with --page-images png on a PDF)\n", s.Index)
-				continue
-			}
-			fmt.Fprintf(w, "%d\t%s\n", s.Index, uri(s.ImageKey))
-		}
-		if next == "" {
-			return nil
-		}
-		token = next
-	}
+		_, err := fmt.Fprintf(w, "%d\t%s\n", s.Index, uri(s.ImageKey))
+		return err
+	})
 }

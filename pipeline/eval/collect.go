@@ -78,31 +78,19 @@ func segmentOutputs(ctx context.Context, blobs blob.Store, ref pipeline.Workflow
 // (skipped, failed) is "".
 func pageTexts(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, workflowID string) ([]string, error) {
 	var pages []string
-	token := ""
-	for {
-		segs, next, err := repo.ListSegments(ctx, workflowID, 1000, token)
-		if err != nil {
-			return nil, err
+	err := repo.EachSegment(ctx, workflowID, func(s pipeline.Segment) error {
+		if s.Index < 1 {
+			return nil // segments count from 1
 		}
-		for _, s := range segs {
-			if s.Index < 1 {
-				continue // segments count from 1
-			}
-			for len(pages) < s.Index {
-				pages = append(pages, "")
-			}
-			if s.TextKey == "" {
-				continue
-			}
-			raw, err := optionalBlob(ctx, blobs, s.TextKey)
-			if err != nil {
-				return nil, err
-			}
-			pages[s.Index-1] = string(raw)
+		for len(pages) < s.Index {
+			pages = append(pages, "")
 		}
-		if next == "" {
-			return pages, nil
+		if s.TextKey == "" {
+			return nil
 		}
-		token = next
-	}
+		raw, err := optionalBlob(ctx, blobs, s.TextKey)
+		pages[s.Index-1] = string(raw)
+		return err
+	})
+	return pages, err
 }
