@@ -2,8 +2,10 @@ package hostile
 
 import (
 	"bytes"
+	"compress/zlib"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Cross-reference bombs: a few hundred bytes whose cross-reference
@@ -124,10 +126,30 @@ func (p *pdfFile) xrefStream(w io.Writer, dict string, widths [3]int) error {
 	for _, off := range p.offsets {
 		row(1, off, 0)
 	}
+	if strings.Contains(dict, "/Predictor") {
+		// The rows as predicted (none changes), then compressed.
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		row := 1 + widths[0] + widths[1] + widths[2]
+		for data := rows.Bytes(); len(data) > 0; data = data[row-1:] {
+			zw.Write([]byte{2})
+			zw.Write(data[:row-1])
+		}
+		zw.Close()
+		rows = z
+		dict += " /Filter /FlateDecode"
+	}
 	xref := p.offsets[num-1]
 	fmt.Fprintf(&p.buf, "%d 0 obj\n<< /Type /XRef %s /Root 1 0 R /Length %d >>\nstream\n", num, dict, rows.Len())
 	p.buf.Write(rows.Bytes())
 	fmt.Fprintf(&p.buf, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xref)
 	_, err := w.Write(p.buf.Bytes())
 	return err
+}
+
+// XrefStreamPredictorBomb is one page whose cross-reference stream is
+// PNG-predicted with rows a TB wide.
+func XrefStreamPredictorBomb(w io.Writer) error {
+	p := textPage()
+	return p.xrefStream(w, fmt.Sprintf("/Size %d /W [1 4 2] /DecodeParms << /Predictor 12 /Columns 1099511627776 >>", len(p.offsets)+2), [3]int{1, 4, 2})
 }
