@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/samples/gen/hostile"
+	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
 func check(t *testing.T, write func(io.Writer) error) (int, error) {
@@ -71,6 +72,22 @@ func TestCheckPassesSoundFiles(t *testing.T) {
 		}
 		if err := Check(bytes.NewReader(data), int64(len(data))); err != nil {
 			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
+// BenchmarkCheck measures the guard on a 1,000-page document: it reads
+// the cross-reference chain and every byte of the file once.
+func BenchmarkCheck(b *testing.B) {
+	var buf bytes.Buffer
+	if err := pdfgen.Write(&buf, pdfgen.Options{Pages: 1000, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if err := Check(bytes.NewReader(data), int64(len(data))); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
