@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
 	"github.com/docpipe/docpipe/samples/gen/hostile"
+	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
 // Limits every hostile file must stay within, in a docpipe run of its own.
@@ -91,5 +94,66 @@ func runHostile(t *testing.T, bin, path, backend string) {
 		t.Logf("failed: %s", res.Error)
 	default:
 		t.Fatalf("status %q: %s\n%s", res.Status, stdout.Bytes(), stderr.Bytes())
+	}
+}
+
+// TestHostileStructureBombsAmongOthers runs, in one docpipe run with the
+// pure-Go PDF backend, a sound PDF among files whose cross-reference
+// numbers once made the process die of an allocation it could not get:
+// each bomb fails its own workflow, saying why, and the sound one
+// completes.
+func TestHostileStructureBombsAmongOthers(t *testing.T) {
+	bin := docpipeBinary(t)
+	dir := t.TempDir()
+	sound := filepath.Join(dir, "sound.pdf")
+	if err := pdfgen.WriteFile(sound, pdfgen.Options{Pages: 2, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{sound}
+	bombs := map[string]struct {
+		write func(io.Writer) error
+		want  string // what its failure must say
+	}{
+		"xref-offset.pdf":      {hostile.XrefOffsetBomb, "cross-reference table declares 900000005 objects"},
+		"xref-stream-size.pdf": {hostile.XrefStreamSizeBomb, "cross-reference stream declares 2000000000 objects"},
+		"xref-loop.pdf":        {hostile.XrefLoop, "cross-reference sections form a loop"},
+		"predictor.pdf":        {hostile.PredictorBomb, "/Columns 1099511627776"},
+	}
+	for name, bomb := range bombs {
+		path, err := hostile.File{Name: name, Write: bomb.write}.WriteFile(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hostileWall)
+	defer cancel()
+	args := append([]string{"run", "--home", t.TempDir(), "--progress", "none", "--json", "--pdf", "go"}, paths...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if _, exited := err.(*exec.ExitError); !exited || ctx.Err() != nil {
+			t.Fatalf("%v: %s", err, stderr.Bytes())
+		}
+	}
+	dec := json.NewDecoder(&stdout)
+	seen := 0
+	for dec.More() {
+		var res docResult
+		if err := dec.Decode(&res); err != nil {
+			t.Fatalf("%v: %s", err, stderr.Bytes())
+		}
+		seen++
+		bomb, isBomb := bombs[filepath.Base(res.File)]
+		switch {
+		case !isBomb && res.Status != string(pipeline.WorkflowCompleted):
+			t.Errorf("%s: %s (%s), want completed", res.File, res.Status, res.Error)
+		case isBomb && (res.Status != string(pipeline.WorkflowFailed) || !strings.Contains(res.Error, bomb.want)):
+			t.Errorf("%s: %s (%s), want failed saying %q", res.File, res.Status, res.Error, bomb.want)
+		}
+	}
+	if seen != len(paths) {
+		t.Fatalf("%d results for %d files: %s", seen, len(paths), stderr.Bytes())
 	}
 }

@@ -109,3 +109,61 @@ func BenchmarkPureGoContentBomb(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "MB-alloc/op")
 }
+
+// structureBombs are files of a few hundred bytes whose numbers ask the
+// library for a cross-reference table or a row of tens of GB (the process
+// dies of it, beyond any recover) or send it round a loop for ever.
+var structureBombs = []struct {
+	name  string
+	write func(io.Writer) error
+	want  string
+}{
+	{"table-offset", hostile.XrefOffsetBomb, "cross-reference table declares 900000005 objects"},
+	{"trailer-size", hostile.TrailerSizeBomb, "cross-reference table declares 2000000000 objects"},
+	{"stream-size", hostile.XrefStreamSizeBomb, "cross-reference stream declares 2000000000 objects"},
+	{"stream-index", hostile.XrefStreamIndexBomb, "cross-reference stream declares 900000007 objects"},
+	{"stream-empty-rows", hostile.XrefStreamEmptyRowBomb, "rows of no bytes"},
+	{"stream-row-width", hostile.XrefStreamWidthBomb, "field width 1099511627776"},
+	{"stream-predictor", hostile.XrefStreamPredictorBomb, "/Columns 1099511627776"},
+	{"content-predictor", hostile.PredictorBomb, "/Columns 1099511627776"},
+	{"loop", hostile.XrefLoop, "cross-reference sections form a loop"},
+}
+
+// The pure-Go backend refuses each, as an invalid document that says why.
+func TestPureGoStructureBombs(t *testing.T) {
+	for _, tc := range structureBombs {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeHostile(t, tc.name+".pdf", tc.write)
+			for op, call := range map[string]func() error{
+				"Extract": func() error { _, err := NewPureGo().Extract(context.Background(), path, extract.Limits{}); return err },
+				"Pages":   func() error { _, err := NewPureGo().Pages(context.Background(), path); return err },
+			} {
+				var invalid *steperr.InvalidDocumentError
+				if err := call(); !errors.As(err, &invalid) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: got %v, want an InvalidDocumentError saying %q", op, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// pdfcpu, which counts small files' pages and decrypts, keeps its
+// cross-reference table in a map and bounds its rows: it reads each bomb
+// without the guard, and in bounded memory.
+func TestClaimedPagesStructureBombs(t *testing.T) {
+	for _, tc := range structureBombs {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeHostile(t, tc.name+".pdf", tc.write)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			n, ok := claimedPages(context.Background(), path)
+			runtime.ReadMemStats(&after)
+			if ok && n != 1 {
+				t.Errorf("claimed %d pages, want 1 or no answer", n)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Errorf("allocated %d MB", grew>>20)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/docpipe/docpipe/internal/cpus"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/extract/pdftext/pdfbounds"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
 
@@ -21,8 +22,10 @@ import (
 // weak spots without forking it: the page list is built once by walking the
 // page tree ourselves (the library re-walks it for every page, trusts /Count
 // and loops on a cyclic tree), every call into the library runs under
-// recover, and text is assembled from glyph positions because the library's
-// plain-text output glues words that producers separate by positioning.
+// recover, files whose numbers would make it allocate out of all
+// proportion are refused before it sees them (pdfbounds), and text is
+// assembled from glyph positions because the library's plain-text output
+// glues words that producers separate by positioning.
 type PureGo struct {
 	// Timeout bounds one document. Default 10 minutes.
 	Timeout time.Duration
@@ -143,6 +146,12 @@ func (g *PureGo) withDocument(ctx context.Context, path string, emit func(extrac
 		// waiting for it.
 		defer f.Close()
 		done <- guard(func() error {
+			// The library sizes tables from the file's numbers before
+			// reading what they count, and an allocation it cannot get
+			// ends the process rather than panicking.
+			if err := pdfbounds.Check(f, fi.Size()); err != nil {
+				return &steperr.InvalidDocumentError{Reason: err.Error()}
+			}
 			r, err := openReader(ctx, f, fi.Size())
 			if err != nil {
 				return err
