@@ -21,8 +21,10 @@ const benchSegments = 100_000
 // BenchmarkSearch queries an index of 100,000 segments of about 150
 // words each (500 documents of 200 pages, words drawn from a
 // 20,000-word vocabulary with a Zipf distribution, as words of a
-// language are): a rare word, a common one (in about a third of the
-// segments), a phrase, a prefix and a query limited to one project.
+// language are): a rare word, a common one (in 73% of the segments), a
+// phrase of two common words, a prefix and a query limited to one
+// project: all but the rare word match more segments than are ranked
+// (RankedMatches).
 func BenchmarkSearch(b *testing.B) {
 	x := benchIndex(b)
 	for _, q := range []search.Query{
