@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -143,6 +144,7 @@ func BenchmarkIndexWorkflow(b *testing.B) {
 	}
 	defer x.Close()
 	wf := pipeline.Workflow{ID: "W", ProjectID: "p", DocumentID: "D", FileName: "f.pdf", Pipeline: "docpipe", PipelineVersion: 1}
+	var cpu time.Duration
 	b.ResetTimer()
 	for range b.N {
 		// A completion indexes a new document: the rows of the last
@@ -152,6 +154,7 @@ func BenchmarkIndexWorkflow(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+		cpuBefore := processCPU()
 		tx, err := x.db.BeginTx(ctx, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -162,9 +165,11 @@ func BenchmarkIndexWorkflow(b *testing.B) {
 		if err := tx.Commit(); err != nil {
 			b.Fatal(err)
 		}
+		cpu += processCPU() - cpuBefore
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(pages)*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	var rows int
 	if err := x.db.QueryRow(`SELECT COUNT(*) FROM search_rows`).Scan(&rows); err != nil || rows != pages {
 		b.Fatalf("%d rows indexed, want %d (%v)", rows, pages, err)
