@@ -38,6 +38,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(q.Text, func(b *testing.B) {
 			ctx := context.Background()
 			hits := 0
+			cpu := processCPU()
 			for b.Loop() {
 				h, err := x.Search(ctx, q)
 				if err != nil {
@@ -46,6 +47,7 @@ func BenchmarkSearch(b *testing.B) {
 				hits = len(h)
 			}
 			b.ReportMetric(float64(hits), "hits")
+			b.ReportMetric(float64((processCPU()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
