@@ -1,12 +1,13 @@
 package sqlitesearch
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -64,37 +65,42 @@ func (x *Index) Search(ctx context.Context, q search.Query) ([]search.Hit, error
 		limit = search.DefaultLimit
 	}
 	from, args := matches(q)
-	// The rowid of the rankedMatches-th newest match bounds the ranked
-	// ones; FTS5 walks its matches newest first and stops there.
-	var oldest int64
-	err := x.db.QueryRowContext(ctx, `SELECT search_text.rowid`+from+` ORDER BY search_text.rowid DESC LIMIT 1 OFFSET ?`,
-		append(args, x.rankedMatches-1)...).Scan(&oldest)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, queryError(q.Text, err)
-	}
-	rows, err := x.db.QueryContext(ctx, `SELECT search_text.rowid, `+bm25+from+` AND search_text.rowid >= ? ORDER BY 2 LIMIT ?`,
-		append(args, oldest, limit)...)
+	// FTS5 walks the matches newest first and stops after
+	// rankedMatches; the best of those are picked here.
+	rows, err := x.db.QueryContext(ctx, `SELECT search_text.rowid, `+bm25+from+` ORDER BY search_text.rowid DESC LIMIT ?`,
+		append(args, x.rankedMatches)...)
 	if err != nil {
 		return nil, queryError(q.Text, err)
 	}
-	var hits []search.Hit
-	var ids []int64
+	var ranked []rankedRow
 	for rows.Next() {
-		var id int64
-		var score float64
-		if err := rows.Scan(&id, &score); err != nil {
+		var r rankedRow
+		if err := rows.Scan(&r.id, &r.score); err != nil {
 			rows.Close()
 			return nil, queryError(q.Text, err)
 		}
-		ids = append(ids, id)
-		hits = append(hits, search.Hit{Score: score})
+		ranked = append(ranked, r)
 	}
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
 		return nil, queryError(q.Text, err)
 	}
+	// Stable: of equal scores, the newest first.
+	slices.SortStableFunc(ranked, func(a, b rankedRow) int { return cmp.Compare(a.score, b.score) })
+	ranked = ranked[:min(limit, len(ranked))]
+	hits := make([]search.Hit, len(ranked))
+	ids := make([]int64, len(ranked))
+	for i, r := range ranked {
+		ids[i], hits[i].Score = r.id, r.score
+	}
 	return x.describe(ctx, q.Text, ids, hits)
+}
+
+// rankedRow is a match's row id and its bm25 score.
+type rankedRow struct {
+	id    int64
+	score float64
 }
 
 // matches is the FROM and WHERE clauses of q's matches, open to one more
