@@ -1,10 +1,13 @@
 package sqlitesearch
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -15,7 +18,19 @@ import (
 type Index struct {
 	db      *sql.DB
 	indexer *Indexer
+	// rankedMatches is how many matches bm25 ranks at most
+	// (RankedMatches; tests lower it).
+	rankedMatches int
 }
+
+// RankedMatches is how many of a query's matches are ranked at most: when
+// more match, the most recently indexed this many are ranked and the
+// rest left out. bm25 costs about a microsecond a match, and a first pass
+// over all of them for the words' rarity; ranking every match of a word
+// found in most of 100,000 segments takes a quarter of a second or more,
+// and a phrase of common words must first be found in each of them
+// (BenchmarkSearch).
+const RankedMatches = 2000
 
 // Open opens the index of the state file at path, which the state table
 // (opened with the Indexer as its write hook) has created.
@@ -29,7 +44,7 @@ func Open(path string, ix *Indexer) (*Index, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	return &Index{db: db, indexer: ix}, nil
+	return &Index{db: db, indexer: ix, rankedMatches: RankedMatches}, nil
 }
 
 // Close closes the index's connection.
@@ -37,24 +52,66 @@ func (x *Index) Close() error { return x.db.Close() }
 
 // bm25 ranks a match by where it is: a keyword or entity the analyzer
 // picked says more than a word of the body, the summary a little more,
-// users' outputs least. Ranking costs a few microseconds a match: a word
-// in most of 100,000 segments takes a quarter of a second or more
-// (BenchmarkSearch).
+// users' outputs least.
 const bm25 = `bm25(search_text, 1.0, 3.0, 2.0, 1.5, 0.75)`
 
-// Search returns the best matches of q, best first. The matches are
-// ranked first, from the index alone; snippets, which read a row's text,
-// are cut for the hits returned only.
+// Search returns the best matches of q, best first: of every match, or
+// of the RankedMatches most recently indexed when more match. The
+// matches are ranked from the index alone; snippets, which read a row's
+// text, are cut for the hits returned only.
 func (x *Index) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = search.DefaultLimit
 	}
-	query := `SELECT search_text.rowid, ` + bm25 + ` FROM search_text`
-	args := []any{q.Text}
+	from, args := matches(q)
+	// FTS5 walks the matches newest first and stops after
+	// rankedMatches; the best of those are picked here.
+	rows, err := x.db.QueryContext(ctx, `SELECT search_text.rowid, `+bm25+from+` ORDER BY search_text.rowid DESC LIMIT ?`,
+		append(args, x.rankedMatches)...)
+	if err != nil {
+		return nil, queryError(q.Text, err)
+	}
+	var ranked []rankedRow
+	for rows.Next() {
+		var r rankedRow
+		if err := rows.Scan(&r.id, &r.score); err != nil {
+			rows.Close()
+			return nil, queryError(q.Text, err)
+		}
+		ranked = append(ranked, r)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, queryError(q.Text, err)
+	}
+	// Stable: of equal scores, the newest first.
+	slices.SortStableFunc(ranked, func(a, b rankedRow) int { return cmp.Compare(a.score, b.score) })
+	ranked = ranked[:min(limit, len(ranked))]
+	hits := make([]search.Hit, len(ranked))
+	ids := make([]int64, len(ranked))
+	for i, r := range ranked {
+		ids[i], hits[i].Score = r.id, r.score
+	}
+	return x.describe(ctx, q.Text, ids, hits)
+}
+
+// rankedRow is a match's row id and its bm25 score.
+type rankedRow struct {
+	id    int64
+	score float64
+}
+
+// matches is the FROM and WHERE clauses of q's matches, open to one more
+// AND, and their arguments. Project and pipeline come from search_rows,
+// looked up by rowid for each match.
+func matches(q search.Query) (string, []any) {
+	from := ` FROM search_text`
 	where := ` WHERE search_text MATCH ?`
+	args := []any{q.Text}
 	if q.Project != "" || q.Pipeline != "" {
-		query += ` JOIN search_rows r ON r.id = search_text.rowid`
+		from += ` JOIN search_rows r ON r.id = search_text.rowid`
 		if q.Project != "" {
 			where += ` AND r.project = ?`
 			args = append(args, q.Project)
@@ -64,68 +121,79 @@ func (x *Index) Search(ctx context.Context, q search.Query) ([]search.Hit, error
 			args = append(args, q.Pipeline)
 		}
 	}
-	rows, err := x.db.QueryContext(ctx, query+where+` ORDER BY `+bm25+` LIMIT ?`, append(args, limit)...)
-	if err != nil {
-		return nil, queryError(q.Text, err)
+	return from + where, args
+}
+
+// describe fills in where each hit (row ids[i]) comes from, and its
+// snippet, cut from the column FTS5 finds best (-1), and returns those
+// still in the index (a newer analysis may have replaced a document's
+// rows since they were ranked). One statement cuts every snippet:
+// setting up a match (a prefix's every word) costs a few milliseconds.
+func (x *Index) describe(ctx context.Context, query string, ids []int64, hits []search.Hit) ([]search.Hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
 	}
-	var hits []search.Hit
-	var ids []int64
+	byID := make(map[int64]*search.Hit, len(ids))
+	lo, hi := ids[0], ids[0]
+	for i, id := range ids {
+		byID[id] = &hits[i]
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	idList, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	// The rowid range is FTS5's to walk; +rowid keeps the list out of
+	// it (it would set the match up again for each id) and filters the
+	// range before a snippet is cut.
+	rows, err := x.db.QueryContext(ctx, `SELECT t.rowid, r.project, r.pipeline, r.version, r.document, r.workflow, r.file_name, r.segment, r.kind, r.audio_start, r.audio_end,
+		snippet(search_text, -1, char(1), char(2), '…', 16), t.`+strings.Join(fieldNames, ", t.")+`
+		FROM search_text t JOIN search_rows r ON r.id = t.rowid
+		WHERE search_text MATCH ? AND t.rowid BETWEEN ? AND ? AND +t.rowid IN (SELECT value FROM json_each(?))`,
+		query, lo, hi, string(idList))
+	if err != nil {
+		return nil, queryError(query, err)
+	}
+	defer rows.Close()
+	described := make(map[int64]bool, len(ids))
 	for rows.Next() {
 		var id int64
-		var score float64
-		if err := rows.Scan(&id, &score); err != nil {
-			rows.Close()
-			return nil, queryError(q.Text, err)
+		var start, end sql.NullInt64
+		var snippet string
+		cols := make([]string, len(fieldNames))
+		var h search.Hit
+		dest := []any{&id, &h.ProjectID, &h.Pipeline, &h.PipelineVersion, &h.DocumentID, &h.WorkflowID, &h.FileName, &h.Segment, &h.Kind, &start, &end, &snippet}
+		for i := range cols {
+			dest = append(dest, &cols[i])
 		}
-		ids = append(ids, id)
-		hits = append(hits, search.Hit{Score: score})
+		if err := rows.Scan(dest...); err != nil {
+			return nil, queryError(query, err)
+		}
+		if start.Valid && end.Valid {
+			h.AudioStartMS, h.AudioEndMS = &start.Int64, &end.Int64
+		}
+		h.Field = field(cols, snippet)
+		h.Snippet = strings.NewReplacer("\x01", search.SnippetOpen, "\x02", search.SnippetClose, "\n", " ").Replace(snippet)
+		target := byID[id]
+		h.Score = target.Score
+		*target = h
+		described[id] = true
 	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return nil, queryError(q.Text, err)
+	if err := rows.Err(); err != nil {
+		return nil, queryError(query, err)
 	}
-	for i := range hits {
-		if err := x.describe(ctx, q.Text, ids[i], &hits[i]); err != nil {
-			return nil, err
+	found := hits[:0]
+	for i, id := range ids {
+		if described[id] {
+			found = append(found, hits[i])
 		}
 	}
-	return hits, nil
+	return found, nil
 }
 
-// describe fills in where hit (row id) comes from and its snippet, cut
-// from the column FTS5 finds best (-1).
-func (x *Index) describe(ctx context.Context, query string, id int64, h *search.Hit) error {
-	var start, end sql.NullInt64
-	err := x.db.QueryRowContext(ctx, `SELECT r.project, r.pipeline, r.version, r.document, r.workflow, r.file_name, r.segment, r.kind, r.audio_start, r.audio_end,
-		snippet(search_text, -1, char(1), char(2), '…', 16)
-		FROM search_text JOIN search_rows r ON r.id = search_text.rowid
-		WHERE search_text MATCH ? AND search_text.rowid = ?`, query, id).Scan(
-		&h.ProjectID, &h.Pipeline, &h.PipelineVersion, &h.DocumentID, &h.WorkflowID, &h.FileName, &h.Segment, &h.Kind, &start, &end, &h.Snippet)
-	if err != nil {
-		return queryError(query, err)
-	}
-	if start.Valid && end.Valid {
-		h.AudioStartMS, h.AudioEndMS = &start.Int64, &end.Int64
-	}
-	if h.Field, err = x.field(ctx, id, h.Snippet); err != nil {
-		return err
-	}
-	h.Snippet = strings.NewReplacer("\x01", search.SnippetOpen, "\x02", search.SnippetClose, "\n", " ").Replace(h.Snippet)
-	return nil
-}
-
-// field names the column of row id a snippet was cut from: the first
-// that holds the snippet's text.
-func (x *Index) field(ctx context.Context, id int64, snippet string) (string, error) {
-	cols := make([]string, len(fieldNames))
-	ptrs := make([]any, len(cols))
-	for i := range cols {
-		ptrs[i] = &cols[i]
-	}
-	if err := x.db.QueryRowContext(ctx, `SELECT `+strings.Join(fieldNames, ", ")+` FROM search_text WHERE rowid = ?`, id).Scan(ptrs...); err != nil {
-		return "", fmt.Errorf("search: %w", err)
-	}
+// field names the column a snippet was cut from: the first of a row's
+// columns that holds the snippet's text.
+func field(cols []string, snippet string) string {
 	plain := strings.NewReplacer("\x01", "", "\x02", "").Replace(snippet)
 	for _, part := range strings.Split(plain, "…") {
 		if part = strings.TrimSpace(part); part == "" {
@@ -133,11 +201,11 @@ func (x *Index) field(ctx context.Context, id int64, snippet string) (string, er
 		}
 		for i, c := range cols {
 			if strings.Contains(c, part) {
-				return fieldNames[i], nil
+				return fieldNames[i]
 			}
 		}
 	}
-	return fieldNames[0], nil
+	return fieldNames[0]
 }
 
 // queryError turns FTS5's complaints about a query into a

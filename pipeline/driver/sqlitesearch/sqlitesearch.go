@@ -141,6 +141,9 @@ type execer interface {
 // that a completion is never refused for the index's sake. A database
 // error is returned.
 func (ix *Indexer) indexOrRecord(ctx context.Context, db execer, wf pipeline.Workflow) error {
+	if err := setPendingTerms(ctx, db); err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
 	if _, err := db.ExecContext(ctx, `SAVEPOINT search_index`); err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
@@ -165,6 +168,22 @@ func (ix *Indexer) indexOrRecord(ctx context.Context, db execer, wf pipeline.Wor
 type blobError struct{ err error }
 
 func (e blobError) Error() string { return e.err.Error() }
+
+// pendingTermsBytes is how much FTS5 holds in memory of what a
+// transaction indexes before writing it out as a new segment of the
+// index (its hashsize, 1 MB unless set). Each segment written must later
+// be merged with others: with 1 MB, a 3,000-page document made about ten
+// and merging them was most of its indexing's CPU (BenchmarkIndexWorkflow).
+const pendingTermsBytes = 16 << 20
+
+// setPendingTerms sets FTS5's hashsize where it is not set yet. It is set
+// here, within a write, since setting it on opening would take the
+// state's write lock for every command.
+func setPendingTerms(ctx context.Context, db execer) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO search_text (search_text, rank) SELECT 'hashsize', ?1
+		WHERE NOT EXISTS (SELECT 1 FROM search_text_config WHERE k = 'hashsize' AND v = ?1)`, pendingTermsBytes)
+	return err
+}
 
 // index replaces the rows of wf's document with wf's.
 func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow) error {

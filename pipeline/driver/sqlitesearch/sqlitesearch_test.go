@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,14 +53,20 @@ func newFixture(t *testing.T, blobs func(blob.Store) blob.Store) *fixture {
 // and marks it completed.
 func (f *fixture) complete(doc, wf string, texts ...string) {
 	f.t.Helper()
+	f.completeIn("p", doc, wf, texts...)
+}
+
+// completeIn is complete in a project of one's choosing.
+func (f *fixture) completeIn(project, doc, wf string, texts ...string) {
+	f.t.Helper()
 	ctx := f.t.Context()
-	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: doc, WorkflowID: wf}
+	ref := pipeline.WorkflowRef{ProjectID: project, DocumentID: doc, WorkflowID: wf}
 	units := "["
 	for i, text := range texts {
 		if i > 0 {
 			units += ","
 		}
-		units += `{"index":` + string(rune('1'+i)) + `,"kind":"page"}`
+		units += `{"index":` + strconv.Itoa(i+1) + `,"kind":"page"}`
 		if err := blob.PutBytes(ctx, f.blobs, pipeline.SegmentTextBlobKey(ref, i+1), []byte(text)); err != nil {
 			f.t.Fatal(err)
 		}
@@ -68,7 +75,7 @@ func (f *fixture) complete(doc, wf string, texts ...string) {
 		f.t.Fatal(err)
 	}
 	key := pipeline.WorkflowKey(doc, wf)
-	data := map[string]any{"id": wf, "project_id": "p", "document_id": doc, "file_name": doc + ".pdf", "pipeline": "docpipe", "pipeline_version": 1.0, "status": "in_progress"}
+	data := map[string]any{"id": wf, "project_id": project, "document_id": doc, "file_name": doc + ".pdf", "pipeline": "docpipe", "pipeline_version": 1.0, "status": "in_progress"}
 	if err := f.tb.Put(ctx, table.Item{table.AttrPK: key.PK, table.AttrSK: key.SK, table.AttrData: data}, nil); err != nil {
 		f.t.Fatal(err)
 	}
@@ -158,5 +165,109 @@ func TestAWorkflowWhoseBlobsFailCompletesUnindexed(t *testing.T) {
 	un, err := f.idx.Unindexed(t.Context())
 	if err != nil || !strings.Contains(un["W1"], "disk on fire") {
 		t.Errorf("unindexed: %v, %v", un, err)
+	}
+}
+
+// repeat is word n times among as many fillers.
+func repeat(word string, n int) string {
+	return strings.Repeat(word+" filler ", n)
+}
+
+func TestACommonWordsTopHitIsTheSegmentWithMostOfIt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	// Indexed first, then 1,500 segments with the word once: every match
+	// is ranked, however old.
+	f.complete("D1", "W1", "other words", repeat("common", 10))
+	once := make([]string, 1500)
+	for i := range once {
+		once[i] = repeat("common", 1) + "and a few more words " + strconv.Itoa(i)
+	}
+	f.complete("D2", "W2", once...)
+	for range 2 {
+		hits := f.search("common")
+		if len(hits) != search.DefaultLimit || hits[0].DocumentID != "D1" || hits[0].Segment != 2 {
+			t.Fatalf("top hit of %d: %+v, want D1's segment 2", len(hits), hits[0])
+		}
+		for i := 1; i < len(hits); i++ {
+			if hits[i].DocumentID != "D2" || hits[i].Score < hits[i-1].Score {
+				t.Fatalf("hit %d: %+v after %+v", i, hits[i], hits[i-1])
+			}
+		}
+	}
+}
+
+func TestWhenMoreMatchThanAreRankedTheNewestAreRanked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.idx.SetRankedMatches(10)
+	f.complete("D1", "W1", repeat("common", 10))
+	once := make([]string, 30)
+	for i := range once {
+		once[i] = repeat("common", 1) + strconv.Itoa(i)
+	}
+	f.complete("D2", "W2", once...)
+	f.complete("D3", "W3", repeat("common", 3))
+	hits, err := f.idx.Search(t.Context(), search.Query{Text: "common", Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 10 || hits[0].DocumentID != "D3" {
+		t.Fatalf("%d hits, first %+v: want the 10 newest matches, D3's first", len(hits), hits[0])
+	}
+	for _, h := range hits[1:] {
+		if h.DocumentID != "D2" || h.Segment < 22 {
+			t.Errorf("hit %+v is not among the newest", h)
+		}
+	}
+}
+
+func TestAProjectsMatchesAreRankedWhateverOtherProjectsHold(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.idx.SetRankedMatches(5)
+	f.completeIn("old", "D1", "W1", "common ground")
+	once := make([]string, 20)
+	for i := range once {
+		once[i] = "common " + strconv.Itoa(i)
+	}
+	f.completeIn("new", "D2", "W2", once...)
+	hits, err := f.idx.Search(t.Context(), search.Query{Text: "common", Project: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].DocumentID != "D1" || hits[0].ProjectID != "old" {
+		t.Errorf("project old: %+v", hits)
+	}
+}
+
+func TestEveryHitHasItsOwnSnippetFieldAndPlace(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.complete("D1", "W1", "the first page says zebra once", "nothing here", "zebra zebra on page three")
+	f.complete("D2", "W2", "a zebra crossing")
+	hits := f.search("zebra")
+	got := map[string]string{}
+	for _, h := range hits {
+		if h.Field != "body" || h.FileName != h.DocumentID+".pdf" {
+			t.Errorf("hit %+v", h)
+		}
+		got[h.WorkflowID+"/"+strconv.Itoa(h.Segment)] = h.Snippet
+	}
+	want := map[string]string{
+		"W1/1": "the first page says **zebra** once",
+		"W1/3": "**zebra** **zebra** on page three",
+		"W2/1": "a **zebra** crossing",
+	}
+	if len(hits) != len(want) {
+		t.Fatalf("hits: %+v", hits)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: snippet %q, want %q", k, got[k], v)
+		}
+	}
+	if hits[0].WorkflowID != "W1" || hits[0].Segment != 3 {
+		t.Errorf("top hit %+v, want W1's segment 3", hits[0])
 	}
 }
