@@ -151,6 +151,7 @@ func (r *Repository) newStepItem(wf Workflow, stages []Stage, now time.Time) (ta
 		TotalSegments:   wf.TotalSegments,
 		Pipeline:        wf.Pipeline,
 		PipelineVersion: wf.PipelineVersion,
+		NoCache:         wf.NoCache,
 		UpdatedAt:       updated,
 	}, table.AttrGSI1PK, StatusIndexPK(StatusShard(wf.ID)),
 		table.AttrGSI1SK, StatusIndexSK(WorkflowPending, updated, wf.ID))

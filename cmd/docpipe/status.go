@@ -332,7 +332,11 @@ func statusDetail(ctx context.Context, repo *pipeline.Repository, id string, asJ
 	fmt.Fprintln(w)
 	t := newTextTable(w, "STEP", "STATUS", "STARTED", "ENDED", "TOOK", "NOTE")
 	for _, s := range d.Steps {
-		t.row(s.Name, s.Status, localTime(s.StartedAt), localTime(s.EndedAt), took(s.StartedAt, s.EndedAt), s.Error)
+		status, note := string(s.Status), s.Error
+		if s.Reused() {
+			status, note = "reused", strings.TrimPrefix(note+"; ", "; ")+"from "+s.ReusedFrom
+		}
+		t.row(s.Name, status, localTime(s.StartedAt), localTime(s.EndedAt), took(s.StartedAt, s.EndedAt), note)
 	}
 	if err := t.flush(); err != nil || len(d.Events) == 0 {
 		return err

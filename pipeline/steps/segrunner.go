@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -122,6 +123,25 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 		return outcome{}, err
 	}
 	fins = append(fins, idle...)
+	cache, err := h.segmentCache(ctx, in, pipe, st, kind, calls)
+	if err != nil {
+		return outcome{}, err
+	}
+	reused := 0
+	calls, at = slices.Clone(calls), slices.Clone(at)
+	for j := len(calls) - 1; j >= 0; j-- {
+		if l := cache.hits[j]; l != nil {
+			a := segmentAnswer{line: *l}
+			a.line.Index = calls[j].Index
+			if sink {
+				a.language, a.keywords = kind.summary(a.line)
+			}
+			lines[at[j]] = &a
+			calls, at = slices.Delete(calls, j, j+1), slices.Delete(at, j, j+1)
+			cache.keys = slices.Delete(cache.keys, j, j+1)
+			reused++
+		}
+	}
 	if len(calls) > 0 {
 		work, cleanup, err := kind.open(ctx, h, in, pipe, st)
 		if err != nil {
@@ -158,10 +178,13 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 	if err := store.save(ctx, h, key, out); err != nil {
 		return outcome{}, err
 	}
+	if err := h.offerSegments(ctx, in.Workflow, st, key, cache, lines, at, reused); err != nil {
+		return outcome{}, err
+	}
 	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, fins); err != nil {
 		return outcome{}, storageErr("record segments", err)
 	}
-	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d answered now, %d failed", b.Batch, len(segs), len(calls), failed)}, nil
+	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d answered now, %d reused, %d failed", b.Batch, len(segs), len(calls), reused, failed)}, nil
 }
 
 // segmentCalls reads the text of the segments at todo, in parallel. A

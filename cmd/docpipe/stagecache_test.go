@@ -1,0 +1,158 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// cachePipeline writes the example pipeline into dir: an expensive
+// segment stage a (a counts its runs in a.count) and a document stage b
+// that sums a's answers (b.count). scale is a's setting, label b's.
+func cachePipeline(t *testing.T, dir, scale, label string) string {
+	t.Helper()
+	a := `import json, os, sys
+req = json.load(sys.stdin)
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "a.count"), "a") as f:
+    f.write("x\n")
+print(json.dumps({"words": len(req["segment"]["text"].split()) * req["settings"]["scale"]}))
+`
+	b := `import json, os, sys
+req = json.load(sys.stdin)
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "b.count"), "a") as f:
+    f.write("x\n")
+total = sum(json.loads(l)["output"]["words"] for l in open(req["inputs"]["needs"]["a"]) if l.strip())
+print(json.dumps({"total": total, "label": req["settings"]["label"]}))
+`
+	file := `name: cachex
+stages:
+  - name: a
+    scope: segment
+    needs: [segment_builder]
+    run: {command: [python3, a.py]}
+    settings: {scale: ` + scale + `}
+  - name: b
+    needs: [a]
+    run: {command: [python3, b.py]}
+    settings: {label: ` + label + `}
+`
+	for name, body := range map[string]string{"a.py": a, "b.py": b, "pipeline.yaml": file} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "pipeline.yaml")
+}
+
+// runs is how many times a stage's command of the example ran.
+func runs(t *testing.T, dir, stage string) int {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, stage+".count"))
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(raw), "x")
+}
+
+// threeDocs writes three two-section documents.
+func threeDocs(t *testing.T) string {
+	t.Helper()
+	docs := t.TempDir()
+	for i, words := range []string{"apples and pears", "plums", "figs dates and grapes here"} {
+		body := "# One\n\nThe first section: " + words + ".\n\n# Two\n\nThe second section is short.\n"
+		if err := os.WriteFile(filepath.Join(docs, string(rune('a'+i))+".md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return docs
+}
+
+// A stage's output is reused by content: a new version that changes only
+// the document stage b runs b for every document and the segment stage a
+// for none; changing a's settings runs both. What a reused run leaves
+// equals what an uncached run of the same version leaves.
+func TestStageCacheReusesUnchangedStages(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	run := func(want ...string) []docResult {
+		t.Helper()
+		out, _ := cli(t, "run", "--pipeline", "cachex", "--json", "--progress", "none", "--home", home, docs)
+		res := decodeLines[docResult](t, out)
+		if len(res) != 3 {
+			t.Fatalf("run --json = %+v, want 3 documents", res)
+		}
+		for _, r := range res {
+			if !r.succeeded() || r.Reused {
+				t.Fatalf("run --json = %+v, want 3 new completed workflows", res)
+			}
+		}
+		return res
+	}
+	apply := func(scale, label, version string) {
+		t.Helper()
+		want(t, 0, []string{"cachex@" + version}, "pipeline", "apply", cachePipeline(t, dir, scale, label), "--home", home)
+	}
+	apply("1", "one", "1")
+	run()
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 3 {
+		t.Fatalf("v1: a ran %d times, b %d; want 6 (3 documents × 2 segments) and 3", a, b)
+	}
+
+	apply("1", "two", "2")
+	v2 := run()
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 6 {
+		t.Fatalf("v2 (b changed): a ran %d times in all, b %d; want 6 (a reused) and 6", a, b)
+	}
+	status := want(t, 0, []string{"reused"}, "status", "--home", home, v2[0].WorkflowID)
+	if !regexpLine(status, `\ba\b.*reused`) || regexpLine(status, `\bb\b.*reused`) {
+		t.Errorf("status of a v2 workflow should show a reused and b not:\n%s", status)
+	}
+	cached := want(t, 0, nil, "show", "--stage", "b", "--home", home, v2[0].WorkflowID)
+	if !strings.Contains(cached, `"label": "two"`) && !strings.Contains(cached, `"label":"two"`) {
+		t.Fatalf("show --stage b = %s, want v2's label", cached)
+	}
+
+	// The same version uncached, elsewhere, gives the same outputs.
+	other := t.TempDir()
+	want(t, 0, nil, "pipeline", "apply", filepath.Join(dir, "pipeline.yaml"), "--home", other)
+	out, _ := cli(t, "run", "--pipeline", "cachex", "--no-cache", "--json", "--progress", "none", "--home", other, docs)
+	fresh := decodeLines[docResult](t, out)
+	byFile := map[string]string{}
+	for _, r := range fresh {
+		byFile[r.File] = r.WorkflowID
+	}
+	for _, r := range v2 {
+		for _, stage := range []string{"a", "b"} {
+			got := want(t, 0, nil, "show", "--stage", stage, "--home", home, r.WorkflowID)
+			uncached := want(t, 0, nil, "show", "--stage", stage, "--home", other, byFile[r.File])
+			if got != uncached {
+				t.Errorf("%s stage %s: cached run left\n%s\nuncached\n%s", r.File, stage, got, uncached)
+			}
+		}
+	}
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 12 || b != 9 {
+		t.Fatalf("--no-cache: a ran %d times in all, b %d; want 12 and 9 (everything ran)", a, b)
+	}
+
+	apply("2", "two", "3")
+	run()
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 18 || b != 12 {
+		t.Fatalf("v3 (a's settings changed): a ran %d times in all, b %d; want 18 and 12 (both ran)", a, b)
+	}
+}
+
+// regexpLine says whether a line of out matches pattern.
+func regexpLine(out, pattern string) bool {
+	re := regexp.MustCompile(pattern)
+	for _, l := range strings.Split(out, "\n") {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
