@@ -25,6 +25,16 @@ import (
 // Analysis is written per batch rather than per segment to keep S3 PUTs
 // near one per page. Indices are zero-padded to 6 digits so that listing
 // order is index order.
+//
+// Retention: outputs are shared by reference. A stage cache entry
+// (CachedOutput) names a blob under the workflow that produced it, and
+// later workflows reuse what it holds, so a workflow's blobs must outlive
+// it while an entry names them. Nothing deletes a workflow's blobs today:
+// docpipe has no purge, and the bucket's lifecycle expires current
+// objects only under the uploads' incoming prefix (terraform's
+// TestLifecycleExpiresOnlyUploads keeps it so). Whatever deletes them
+// first must drop the cache entries naming them; a lookup already treats
+// an entry whose blob is gone as a miss.
 
 // SourceBlobKey is where the uploaded original is kept.
 func SourceBlobKey(projectID, documentID string) string {
