@@ -90,9 +90,14 @@ type Workflow struct {
 	PipelineVersion int    `json:"pipeline_version,omitempty"`
 	// NoCache: the workflow's stages neither reuse earlier outputs nor
 	// offer their own (the stage cache); set at creation.
-	NoCache   bool      `json:"no_cache,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	NoCache bool `json:"no_cache,omitempty"`
+	// Supersedes names the workflow of the same document this one was
+	// started to replace (a backfill onto a new version); SupersededBy is
+	// the other end of the link, set in the same write.
+	Supersedes   string    `json:"supersedes,omitempty"`
+	SupersededBy string    `json:"superseded_by,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 // StepState is one step's entry in the step item.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -155,4 +156,62 @@ func regexpLine(out, pattern string) bool {
 		}
 	}
 	return false
+}
+
+// The example on backfill: onto a version that changes only b, a project
+// of three documents runs b three times and a not at all; each new
+// workflow supersedes the old one, both ways; the dry run said so first;
+// a second backfill finds nothing to do, and one event summarises it.
+func TestBackfillReusesUnchangedStages(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	want(t, 0, []string{"cachex@1"}, "pipeline", "apply", cachePipeline(t, dir, "1", "one"), "--home", home)
+	out, _ := cli(t, "run", "--pipeline", "cachex", "--json", "--progress", "none", "--home", home, docs)
+	v1 := decodeLines[docResult](t, out)
+	want(t, 0, []string{"cachex@2"}, "pipeline", "apply", cachePipeline(t, dir, "1", "two"), "--home", home)
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 3 {
+		t.Fatalf("v1: a ran %d times, b %d; want 6 and 3", a, b)
+	}
+
+	dry := want(t, 0, []string{"3 documents: 15 stage runs, 3 reused"}, "backfill", "--pipeline", "cachex@2", "--dry-run", "--home", home)
+	for _, r := range v1 {
+		if !regexpLine(dry, filepath.Base(r.File)+`\s.*cachex@1 `+r.WorkflowID+`\s+segment_prep,format_parser,ocr,segment_builder,b\s+a\s`) {
+			t.Errorf("dry run should say %s runs b and reuses a:\n%s", filepath.Base(r.File), dry)
+		}
+	}
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 3 {
+		t.Fatalf("the dry run ran stages: a %d times, b %d", a, b)
+	}
+
+	out = want(t, 0, []string{"3 completed, 0 failed; 15 stages run, 3 reused"}, "backfill", "--pipeline", "cachex@2", "--json", "--progress", "none", "--home", home)
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 6 {
+		t.Fatalf("backfill onto v2: a ran %d times in all, b %d; want 6 (reused) and 6", a, b)
+	}
+	v2 := decodeLines[docResult](t, out)
+	if len(v2) != 3 {
+		t.Fatalf("backfill --json = %+v, want 3 documents", v2)
+	}
+	for _, r := range v2 {
+		var d workflowDetail
+		decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, r.WorkflowID), &d)
+		old := d.Workflow.Supersedes
+		if d.Workflow.PipelineVersion != 2 || old == "" {
+			t.Fatalf("backfilled workflow = %+v, want cachex@2 superseding a v1 workflow", d.Workflow)
+		}
+		want(t, 0, []string{"superseded by  " + r.WorkflowID}, "status", "--home", home, old)
+		want(t, 0, []string{"supersedes     " + old}, "status", "--home", home, r.WorkflowID)
+	}
+	want(t, 0, []string{"nothing to backfill"}, "backfill", "--pipeline", "cachex@2", "--home", home)
+
+	events := want(t, 0, nil, "events", "--json", "--home", home)
+	if n := strings.Count(events, `"backfill.completed"`); n != 1 {
+		t.Errorf("%d backfill.completed events, want 1:\n%s", n, events)
+	}
+}
+
+func decodeJSON(t *testing.T, raw string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(raw), v); err != nil {
+		t.Fatalf("%v in %s", err, raw)
+	}
 }

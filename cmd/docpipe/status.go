@@ -329,6 +329,12 @@ func statusDetail(ctx context.Context, repo *pipeline.Repository, id string, asJ
 	if p.Error != "" {
 		fmt.Fprintf(w, "error     %s\n", printable(p.Error))
 	}
+	if s := d.Workflow.Supersedes; s != "" {
+		fmt.Fprintf(w, "supersedes     %s\n", s)
+	}
+	if s := d.Workflow.SupersededBy; s != "" {
+		fmt.Fprintf(w, "superseded by  %s\n", s)
+	}
 	fmt.Fprintln(w)
 	t := newTextTable(w, "STEP", "STATUS", "STARTED", "ENDED", "TOOK", "NOTE")
 	for _, s := range d.Steps {

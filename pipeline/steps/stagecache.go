@@ -35,7 +35,7 @@ func withoutCache(ctx context.Context) context.Context {
 // cacheOn says whether st may reuse and offer outputs in ctx.
 func (h *handlers) cacheOn(ctx context.Context, st pipeline.Stage) bool {
 	off, _ := ctx.Value(cacheOffKey{}).(bool)
-	return !off && !st.NoCache
+	return !off && pipeline.StageCached(st)
 }
 
 // cacheContext is ctx for a step of a workflow whose step item is prog.
