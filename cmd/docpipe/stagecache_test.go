@@ -17,13 +17,13 @@ func cachePipeline(t *testing.T, dir, scale, label string) string {
 	a := `import json, os, sys
 req = json.load(sys.stdin)
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "a.count"), "a") as f:
-    f.write("x\n")
+    f.write(req["workflow_id"] + "\n")
 print(json.dumps({"words": len(req["segment"]["text"].split()) * req["settings"]["scale"]}))
 `
 	b := `import json, os, sys
 req = json.load(sys.stdin)
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "b.count"), "a") as f:
-    f.write("x\n")
+    f.write(req["workflow_id"] + "\n")
 total = sum(json.loads(l)["output"]["words"] for l in open(req["inputs"]["needs"]["a"]) if l.strip())
 print(json.dumps({"total": total, "label": req["settings"]["label"]}))
 `
@@ -50,14 +50,28 @@ stages:
 // runs is how many times a stage's command of the example ran.
 func runs(t *testing.T, dir, stage string) int {
 	t.Helper()
+	n := 0
+	for _, c := range runsBy(t, dir, stage) {
+		n += c
+	}
+	return n
+}
+
+// runsBy is how many times a stage's command ran, by workflow.
+func runsBy(t *testing.T, dir, stage string) map[string]int {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, stage+".count"))
 	if os.IsNotExist(err) {
-		return 0
+		return nil
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Count(string(raw), "x")
+	by := map[string]int{}
+	for _, id := range strings.Fields(string(raw)) {
+		by[id]++
+	}
+	return by
 }
 
 // threeDocs writes three two-section documents.
