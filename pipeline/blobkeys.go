@@ -91,6 +91,16 @@ func StageBatchBlobKey(ref WorkflowRef, stage string, batch int) string {
 	return workflowBlobKey(ref, fmt.Sprintf("stages/%s/batch-%06d.jsonl", stage, batch))
 }
 
+// SegmentStageBlobPrefix starts the keys of every batch blob segment
+// stage st stored for a workflow: the builtin analyzer's analysis
+// batches, any other segment stage's JSON Lines.
+func SegmentStageBlobPrefix(ref WorkflowRef, st Stage) string {
+	if st.Run.Kind() == RunBuiltin && st.Run.Builtin == StepSegmentAnalyzer {
+		return workflowBlobKey(ref, "analysis/batch-")
+	}
+	return workflowBlobKey(ref, "stages/"+st.Name+"/batch-")
+}
+
 // WebSourceBlobKey records what a URL (crawled to depth) was last
 // registered as, with the validators of its pages, so fetching it again
 // unchanged starts no new analysis. Named by a hash: URLs hold characters

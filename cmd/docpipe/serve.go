@@ -248,6 +248,6 @@ func (s *awsStarter) Upload(ctx context.Context, project, fileName string, body 
 }
 
 func (s *awsStarter) Rerun(ctx context.Context, workflowID string) ([]string, error) {
-	reset, _, err := rerunOnAWS(ctx, s.b, s.clients, s.stateMachine, workflowID)
+	reset, _, err := rerunOnAWS(ctx, s.b, s.clients, s.stateMachine, workflowID, rerunScope{})
 	return reset, err
 }

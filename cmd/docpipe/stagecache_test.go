@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
 )
 
 // cachePipeline writes the example pipeline into dir: an expensive
@@ -227,5 +229,43 @@ func decodeJSON(t *testing.T, raw string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(raw), v); err != nil {
 		t.Fatalf("%v in %s", err, raw)
+	}
+}
+
+// rerun --from runs a stage and every stage after it again on the same
+// version: with the cache, unchanged stages find their earlier outputs
+// (nothing runs); with --no-cache they run; an unknown stage is a usage
+// error.
+func TestRerunFromStage(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	want(t, 0, nil, "pipeline", "apply", cachePipeline(t, dir, "1", "one"), "--home", home)
+	out, _ := cli(t, "run", "--pipeline", "cachex", "--json", "--progress", "none", "--home", home, filepath.Join(docs, "a.md"))
+	id := decodeLines[docResult](t, out)[0].WorkflowID
+	before := want(t, 0, nil, "show", "--stage", "b", "--home", home, id)
+	check := func(what string, a, b int) {
+		t.Helper()
+		if ga, gb := runsBy(t, dir, "a")[id], runsBy(t, dir, "b")[id]; ga != a || gb != b {
+			t.Fatalf("%s: a ran %d times, b %d; want %d and %d", what, ga, gb, a, b)
+		}
+		if got := want(t, 0, nil, "show", "--stage", "b", "--home", home, id); got != before {
+			t.Fatalf("%s: b's output changed:\n%s\nwas\n%s", what, got, before)
+		}
+	}
+	check("first run", 2, 1)
+
+	want(t, 2, []string{`no stage "nope"`}, "rerun", "--from", "nope", "--home", home, id)
+	want(t, 0, []string{"completed"}, "rerun", "--from", "a", "--progress", "none", "--home", home, id)
+	check("rerun --from a", 2, 1)
+	want(t, 0, []string{"completed"}, "rerun", "--from", "b", "--no-cache", "--progress", "none", "--home", home, id)
+	check("rerun --from b --no-cache", 2, 2)
+	want(t, 0, []string{"completed"}, "rerun", "--from", "a", "--no-cache", "--progress", "none", "--home", home, id)
+	check("rerun --from a --no-cache", 4, 3)
+	want(t, 0, []string{"completed"}, "rerun", "--from", "segment_prep", "--progress", "none", "--home", home, id)
+	check("rerun --from segment_prep", 4, 3)
+	var d workflowDetail
+	decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, id), &d)
+	if p := d.Progress; p.Status != pipeline.WorkflowCompleted || p.SegmentsDone != 2 || p.TotalSegments != 2 {
+		t.Errorf("after the re-runs: %+v, want completed with 2 segments done", p)
 	}
 }

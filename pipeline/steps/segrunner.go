@@ -79,7 +79,9 @@ func (h *handlers) segmentStage(kind segmentKind) stepFunc {
 //
 // A segment the stage has answered before (a retried batch, a resumed
 // run) keeps that answer, unless it failed and the segment was reset for
-// a re-run. A segment an upstream stage failed, or that has no text, is
+// a re-run. Where the stage cache is on, an open segment is looked up
+// there instead: its earlier answer is found again when its inputs are
+// the same, and a re-run from an earlier stage that changed them runs it. A segment an upstream stage failed, or that has no text, is
 // not run. The rest are handed to the stage at once. The stage's answers
 // are stored, then the segments finished: a failure by any stage at once,
 // done only by a stage no other segment stage waits for (a sink). The
@@ -103,12 +105,15 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 		return outcome{}, err
 	}
 	sink := pipe.isSegmentSink(st.Name)
+	_, cached := kind.(cachedKind)
+	cached = cached && h.cacheOn(ctx, st)
 	lines := make([]*segmentAnswer, len(segs))
 	var fins []pipeline.SegmentFinish
 	var todo []int // positions in segs the stage is to answer
 	for i, s := range segs {
 		_, upstreamFailed := view.failed[s.Index]
-		if l, ok := earlier[s.Index]; ok && !upstreamFailed && (l.Error == "" || s.Status != pipeline.SegmentPending) {
+		open := s.Status == pipeline.SegmentPending
+		if l, ok := earlier[s.Index]; ok && !upstreamFailed && (l.Error == "" && !(open && cached) || !open) {
 			a := segmentAnswer{line: l}
 			if l.Error == "" && sink {
 				a.language, a.keywords = kind.summary(l)
@@ -139,7 +144,9 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 			lines[at[j]] = &a
 			calls, at = slices.Delete(calls, j, j+1), slices.Delete(at, j, j+1)
 			cache.keys = slices.Delete(cache.keys, j, j+1)
-			reused++
+			if l.ReusedFrom != "" {
+				reused++
+			}
 		}
 	}
 	if len(calls) > 0 {

@@ -155,10 +155,12 @@ func (h *handlers) requestKey(ctx context.Context, ref pipeline.WorkflowRef, st 
 	return k, nil
 }
 
-// cachedSegments looks keys up: the line the cache holds for each (nil
-// for a miss) and the workflow the first hit came from. A hit whose blob
-// or line is gone is a miss.
-func (h *handlers) cachedSegments(ctx context.Context, kind segmentKind, keys []string) ([]*stageLine, string, error) {
+// cachedSegments looks keys up for workflow self: the line the cache
+// holds for each (nil for a miss) and the workflow the first hit from
+// another workflow came from. A line another workflow answered says so
+// (ReusedFrom); one self answered before (a re-run, a retried batch) is
+// its own. A hit whose blob or line is gone is a miss.
+func (h *handlers) cachedSegments(ctx context.Context, kind segmentKind, keys []string, self string) ([]*stageLine, string, error) {
 	entries := make([]*pipeline.CachedOutput, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.parallelism() * 4) // lookups wait on the table, not the CPU
@@ -203,8 +205,11 @@ func (h *handlers) cachedSegments(ctx context.Context, kind segmentKind, keys []
 		if !ok || l.Error != "" {
 			continue
 		}
-		l.ReusedFrom = e.Workflow.WorkflowID
 		out[i] = &l
+		if e.Workflow.WorkflowID == self {
+			continue
+		}
+		l.ReusedFrom = e.Workflow.WorkflowID
 		if from == "" {
 			from = e.Workflow.WorkflowID
 		}
@@ -264,7 +269,7 @@ func (h *handlers) segmentCache(ctx context.Context, in pipeline.StepInput, pipe
 	if err != nil {
 		return segmentLookup{}, err
 	}
-	hits, from, err := h.cachedSegments(ctx, kind, keys)
+	hits, from, err := h.cachedSegments(ctx, kind, keys, in.Workflow.WorkflowID)
 	if err != nil {
 		return segmentLookup{}, err
 	}
@@ -300,17 +305,22 @@ func (h *handlers) offerSegments(ctx context.Context, ref pipeline.WorkflowRef, 
 	return nil
 }
 
-// reuseDocumentOutput answers a document stage from the cache: the output
-// under key becomes the workflow's at outKey. ok is false for a miss.
+// reuseDocumentOutput answers a document stage of workflow ref from the
+// cache: the output under key becomes the workflow's at outKey (its own
+// earlier output, on a re-run, stays where it is). ok is false for a
+// miss.
 //
 // The output is written again under the workflow's own key: every reader
 // of a document stage's output (the stages that need it, show, export,
 // the dashboard, reviews) finds it there. It is one small blob; the run
 // it stands for is what the cache saves.
-func (h *handlers) reuseDocumentOutput(ctx context.Context, key, outKey string) (outcome, bool, error) {
+func (h *handlers) reuseDocumentOutput(ctx context.Context, ref pipeline.WorkflowRef, key, outKey string) (outcome, bool, error) {
 	raw, from, found, err := h.cachedDocument(ctx, key)
 	if err != nil || !found {
 		return outcome{}, false, err
+	}
+	if from == ref.WorkflowID {
+		return outcome{message: "unchanged since its last run"}, true, nil
 	}
 	if err := blob.PutBytes(ctx, h.Blobs, outKey, raw); err != nil {
 		return outcome{}, false, storageErr("write stage output", err)
