@@ -182,3 +182,20 @@ func StageCached(st Stage) bool {
 	}
 	return false
 }
+
+// CreateBackfillWorkflows gives every item without one its workflow on
+// version (StartBackfillWorkflow), in place: afterwards each item's
+// Target is the workflow to start.
+func (r *Repository) CreateBackfillWorkflows(ctx context.Context, items []BackfillItem, version int, stages []Stage, noCache bool) error {
+	for i := range items {
+		if items[i].Target != nil {
+			continue
+		}
+		wf, err := r.StartBackfillWorkflow(ctx, items[i].Previous, version, stages, noCache)
+		if err != nil {
+			return err
+		}
+		items[i].Target = &wf
+	}
+	return nil
+}

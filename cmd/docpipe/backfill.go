@@ -13,7 +13,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/docpipe/docpipe/cmd/internal/localrun"
+	"github.com/docpipe/docpipe/cmd/internal/pipelineroute"
+	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/statemachine/sfn"
 )
 
 func init() { addCommand(newBackfillCmd) }
@@ -55,6 +58,9 @@ Workflows start through the project's admission limit, like any other.`,
 		filter, err := b.filter(time.Now())
 		if err != nil {
 			return err
+		}
+		if a.onAWS() {
+			return backfillOnAWS(cmd.Context(), awsIngest{app: a, pipeline: f.pipeline}, b, filter, f.noCache)
 		}
 		return backfillLocal(cmd.Context(), f, b, filter)
 	}
@@ -122,15 +128,8 @@ func backfillLocal(ctx context.Context, f *runFlags, b backfillFlags, filter pip
 	if err := repo.RecountRunning(ctx, f.project); err != nil {
 		return err
 	}
-	for i := range items {
-		if items[i].Target != nil {
-			continue
-		}
-		wf, err := repo.StartBackfillWorkflow(ctx, items[i].Previous, target.Version, def.Stages, f.noCache)
-		if err != nil {
-			return err
-		}
-		items[i].Target = &wf
+	if err := repo.CreateBackfillWorkflows(ctx, items, target.Version, def.Stages, f.noCache); err != nil {
+		return err
 	}
 	id := pipeline.NewID()
 	started := time.Now()
@@ -305,4 +304,59 @@ func etaText(took time.Duration, done, total int) string {
 	}
 	left := time.Duration(float64(took) / float64(done) * float64(total-done))
 	return "about " + left.Round(time.Second).String() + " left"
+}
+
+// backfillOnAWS creates the backfill's workflows in the deployment's table
+// and starts each on its version's state machine through the project's
+// admission, as an upload is started: a workflow over the project's limit
+// waits pending, and the reconciler starts it when a slot frees. It
+// returns once everything is started or held; status and events follow
+// the executions.
+func backfillOnAWS(ctx context.Context, a awsIngest, b backfillFlags, filter pipeline.BackfillFilter, noCache bool) error {
+	bk, clients, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer bk.Close()
+	ref, err := pipelineRef(ctx, a.app, bk, a.pipeline)
+	if err != nil {
+		return err
+	}
+	chosen, err := choosePipeline(ctx, bk.Repo, a.project, ref)
+	if err != nil {
+		return err
+	}
+	items, err := bk.Repo.PlanBackfill(ctx, a.project, chosen.name, chosen.version, filter)
+	if err != nil {
+		return err
+	}
+	if b.dryRun {
+		return printForecast(ctx, a.stdout, bk.Repo, items, chosen.def, noCache)
+	}
+	machine, err := pipelineroute.StateMachine(ctx, bk.Repo, a.stateMachine, chosen.name, chosen.version)
+	if err != nil {
+		return err
+	}
+	if err := bk.Repo.CreateBackfillWorkflows(ctx, items, chosen.version, chosen.def.Stages, noCache); err != nil {
+		return err
+	}
+	in := s3ingest.Ingest{
+		Ingester: &pipeline.Ingester{Repo: bk.Repo, Blobs: bk.Blobs, Definition: chosen.def, Bucket: bk.Bucket},
+		Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: machine, Repo: bk.Repo},
+		Project:  a.project, Pipeline: chosen.name, PipelineVersion: chosen.version,
+	}
+	held := 0
+	for _, it := range items {
+		res, err := in.Start(ctx, pipeline.Registration{Workflow: *it.Target})
+		if err != nil {
+			return fmt.Errorf("%s: %w", it.Target.FileName, err)
+		}
+		state := res.ExecutionID
+		if res.Held {
+			state, held = "held (pending): the project is at its limit", held+1
+		}
+		fmt.Fprintf(a.stdout, "%s %s %s\n", it.Target.ID, printable(it.Target.FileName), state)
+	}
+	fmt.Fprintf(a.stderr, "backfill onto %s: %d documents started, %d held\n", chosen, len(items)-held, held)
+	return nil
 }
