@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -113,5 +114,69 @@ func TestBackfillResumesAfterSIGKILL(t *testing.T) {
 	want(t, 0, nil, "work", "--progress", "none", "--home", home)
 	if after := runs(t, dir, "b"); after != before {
 		t.Errorf("b ran %d more times once everything had completed", after-before)
+	}
+}
+
+// A backfill starts its workflows through the project's admission: with
+// max_concurrent_workflows=1 one runs while the others wait pending,
+// however many the machine could take.
+func TestBackfillKeepsTheProjectLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	bin := docpipeBinary(t)
+	home, dir, input := t.TempDir(), t.TempDir(), t.TempDir()
+	apply := func(name, marks, hold string) {
+		t.Helper()
+		file := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(file, []byte(strings.NewReplacer("MARKS", marks, "HOLD", hold).Replace(heldPipeline)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want(t, 0, nil, "pipeline", "apply", file, "--home", home)
+	}
+	for i := range 3 {
+		os.WriteFile(filepath.Join(input, fmt.Sprintf("doc%d.txt", i)), fmt.Appendf(nil, "Document %d.\n\nIt moves to a new version.\n", i), 0o644)
+	}
+	marks1, marks2, hold := filepath.Join(dir, "marks1"), filepath.Join(dir, "marks2"), filepath.Join(dir, "hold")
+	for _, d := range []string{marks1, marks2} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply("v1", marks1, hold)
+	want(t, 0, nil, "project", "create", "tenant", "--home", home)
+	want(t, 0, nil, "run", "--home", home, "--project", "tenant", "--pipeline", "held", "--progress", "none", input)
+	apply("v2", marks2, hold)
+	want(t, 0, nil, "project", "set", "tenant", "max_concurrent_workflows=1", "--home", home)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "backfill", "--home", home, "--project", "tenant", "--pipeline", "held@2", "--progress", "none", "--concurrency", "3")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if entries, _ := os.ReadDir(marks2); len(entries) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no backfilled workflow reached the held stage:\n%s", out.String())
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // room for a second one to start, were it let
+	running, pending, slots := projectCounts(t, home, "tenant")
+	entries, _ := os.ReadDir(marks2)
+	os.Remove(hold)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("backfill: %v\n%s", err, out.String())
+	}
+	if running != 1 || pending != 2 || slots != 1 || len(entries) != 1 {
+		t.Errorf("while one held: %d in progress, %d pending, count %d, %d at the stage; want 1, 2, 1, 1", running, pending, slots, len(entries))
+	}
+	if entries, _ := os.ReadDir(marks2); len(entries) != 3 || !strings.Contains(out.String(), "3 completed, 0 failed") {
+		t.Errorf("%d of 3 backfilled workflows ran the stage:\n%s", len(entries), out.String())
 	}
 }
