@@ -85,3 +85,43 @@ func TestBackfillSection(t *testing.T) {
 		t.Errorf("backfills started: %q", bs.calls)
 	}
 }
+
+// An analysis's page links the analysis it supersedes and the one that
+// superseded it, and names where a reused step's output came from.
+func TestAnalysisShowsSupersedesAndReuse(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ids := pipelineFixture(t, b)
+	ctx := context.Background()
+	p, err := b.repo.GetProgress(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := b.repo.GetWorkflow(ctx, p.DocumentID, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := b.repo.Definition(ctx, "docpipe", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := b.repo.StartBackfillWorkflow(ctx, old, 2, def.Stages, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := pipeline.WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}
+	if _, err := b.repo.TransitionSteps(ctx, ref, pipeline.StepChange{Step: pipeline.StepSegmentAnalyzer, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepCompleted, ReusedFrom: old.ID}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.get(t, "/analyses/"+wf.ID)
+	expectCode(t, page, http.StatusOK)
+	for _, want := range []string{`supersedes <a href="/analyses/` + old.ID + `"`, `reused from <a href="/analyses/` + old.ID + `"`} {
+		if !strings.Contains(string(page.body), want) {
+			t.Errorf("the new analysis's page lacks %q", want)
+		}
+	}
+	page = b.get(t, "/analyses/"+old.ID)
+	if want := `superseded by <a href="/analyses/` + wf.ID + `"`; !strings.Contains(string(page.body), want) {
+		t.Errorf("the old analysis's page lacks %q", want)
+	}
+}
