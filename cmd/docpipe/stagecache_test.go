@@ -269,3 +269,25 @@ func TestRerunFromStage(t *testing.T) {
 		t.Errorf("after the re-runs: %+v, want completed with 2 segments done", p)
 	}
 }
+
+// A stage that says cache: false runs every time, even when nothing it
+// depends on changed.
+func TestStageCacheOffPerStage(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	file := cachePipeline(t, dir, "1", "one")
+	raw, _ := os.ReadFile(file)
+	off := strings.Replace(string(raw), "    settings: {scale: 1}\n", "    settings: {scale: 1}\n    cache: false\n", 1)
+	if off == string(raw) {
+		t.Fatal("the pipeline file did not take cache: false")
+	}
+	os.WriteFile(file, []byte(off), 0o644)
+	want(t, 0, nil, "pipeline", "apply", file, "--home", home)
+	want(t, 0, nil, "run", "--pipeline", "cachex", "--progress", "none", "--home", home, docs)
+	os.WriteFile(file, []byte(strings.Replace(off, "label: one", "label: two", 1)), 0o644)
+	want(t, 0, []string{"cachex@2"}, "pipeline", "apply", file, "--home", home)
+	want(t, 0, []string{"3 completed, 0 failed"}, "backfill", "--pipeline", "cachex@2", "--progress", "none", "--home", home)
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 12 || b != 6 {
+		t.Fatalf("a (cache: false) ran %d times in all, b %d; want 12 and 6", a, b)
+	}
+}
