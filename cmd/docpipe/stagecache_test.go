@@ -189,9 +189,9 @@ func TestBackfillReusesUnchangedStages(t *testing.T) {
 		t.Fatalf("v1: a ran %d times, b %d; want 6 and 3", a, b)
 	}
 
-	dry := want(t, 0, []string{"3 documents: 15 stage runs, 3 reused"}, "backfill", "--pipeline", "cachex@2", "--dry-run", "--home", home)
+	dry := want(t, 0, []string{"3 documents: 12 stage runs, 6 reused"}, "backfill", "--pipeline", "cachex@2", "--dry-run", "--home", home)
 	for _, r := range v1 {
-		if !regexpLine(dry, filepath.Base(r.File)+`\s.*cachex@1 `+r.WorkflowID+`\s+segment_prep,format_parser,ocr,segment_builder,b\s+a\s`) {
+		if !regexpLine(dry, filepath.Base(r.File)+`\s.*cachex@1 `+r.WorkflowID+`\s+segment_prep,ocr,segment_builder,b\s+format_parser,a\s`) {
 			t.Errorf("dry run should say %s runs b and reuses a:\n%s", filepath.Base(r.File), dry)
 		}
 	}
@@ -199,7 +199,7 @@ func TestBackfillReusesUnchangedStages(t *testing.T) {
 		t.Fatalf("the dry run ran stages: a %d times, b %d", a, b)
 	}
 
-	out = want(t, 0, []string{"3 completed, 0 failed; 15 stages run, 3 reused"}, "backfill", "--pipeline", "cachex@2", "--json", "--progress", "none", "--home", home)
+	out = want(t, 0, []string{"3 completed, 0 failed; 12 stages run, 6 reused"}, "backfill", "--pipeline", "cachex@2", "--json", "--progress", "none", "--home", home)
 	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 6 {
 		t.Fatalf("backfill onto v2: a ran %d times in all, b %d; want 6 (reused) and 6", a, b)
 	}
@@ -216,6 +216,13 @@ func TestBackfillReusesUnchangedStages(t *testing.T) {
 		}
 		want(t, 0, []string{"superseded by  " + r.WorkflowID}, "status", "--home", home, old)
 		want(t, 0, []string{"supersedes     " + old}, "status", "--home", home, r.WorkflowID)
+		if !d.Progress.Steps["format_parser"].Reused() {
+			t.Errorf("format_parser of %s = %+v, want the extraction reused", r.WorkflowID, d.Progress.Steps["format_parser"])
+		}
+		// The reused extraction's text is the old workflow's, read in place.
+		if got, was := want(t, 0, nil, "show", "--text", "--home", home, r.WorkflowID), want(t, 0, nil, "show", "--text", "--home", home, old); got != was || got == "" {
+			t.Errorf("text of %s:\n%s\nwas\n%s", r.WorkflowID, got, was)
+		}
 	}
 	want(t, 0, []string{"nothing to backfill"}, "backfill", "--pipeline", "cachex@2", "--home", home)
 

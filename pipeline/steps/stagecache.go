@@ -13,7 +13,8 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 )
 
-// Code versions: part of every cache key of the stages the code runs.
+// Code versions: part of every cache key of the stages the code runs
+// (the extraction's is extractionCodeVersion).
 // Bump one when that code's output changes for the same inputs, so that
 // no earlier output is reused for it.
 const (
