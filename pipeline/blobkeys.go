@@ -25,6 +25,16 @@ import (
 // Analysis is written per batch rather than per segment to keep S3 PUTs
 // near one per page. Indices are zero-padded to 6 digits so that listing
 // order is index order.
+//
+// Retention: outputs are shared by reference. A stage cache entry
+// (CachedOutput) names a blob under the workflow that produced it, and
+// later workflows reuse what it holds, so a workflow's blobs must outlive
+// it while an entry names them. Nothing deletes a workflow's blobs today:
+// docpipe has no purge, and the bucket's lifecycle expires current
+// objects only under the uploads' incoming prefix (terraform's
+// TestLifecycleExpiresOnlyUploads keeps it so). Whatever deletes them
+// first must drop the cache entries naming them; a lookup already treats
+// an entry whose blob is gone as a miss.
 
 // SourceBlobKey is where the uploaded original is kept.
 func SourceBlobKey(projectID, documentID string) string {
@@ -89,6 +99,16 @@ func StageBatchBlobKey(ref WorkflowRef, stage string, batch int) string {
 // segment-scope stage's outputs (StageBatchBlobKey).
 func StageBatchesPrefix(ref WorkflowRef, stage string) string {
 	return StagesBlobPrefix(ref) + stage + "/batch-"
+}
+
+// SegmentStageBlobPrefix starts the keys of every batch blob segment
+// stage st stored for a workflow: the builtin analyzer's analysis
+// batches, any other segment stage's JSON Lines.
+func SegmentStageBlobPrefix(ref WorkflowRef, st Stage) string {
+	if st.Run.Kind() == RunBuiltin && st.Run.Builtin == StepSegmentAnalyzer {
+		return workflowBlobKey(ref, "analysis/batch-")
+	}
+	return workflowBlobKey(ref, "stages/"+st.Name+"/batch-")
 }
 
 // WebSourceBlobKey records what a URL (crawled to depth) was last

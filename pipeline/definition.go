@@ -308,6 +308,10 @@ type Stage struct {
 	// Env names the variables of docpipe's environment a command stage
 	// gets besides the minimal set every command gets.
 	Env []string `json:"env,omitempty"`
+	// NoCache keeps the stage from reusing earlier outputs (and from
+	// offering its own): for stages with side effects, whose running is
+	// the point.
+	NoCache bool `json:"no_cache,omitempty"`
 }
 
 // Definition is the whole pipeline as data. The state machine is generated

@@ -86,10 +86,18 @@ type Workflow struct {
 	Error         string            `json:"error,omitempty"`
 	// Pipeline and PipelineVersion name the stored pipeline version the
 	// workflow runs; set at creation, never changed (re-runs keep them).
-	Pipeline        string    `json:"pipeline,omitempty"`
-	PipelineVersion int       `json:"pipeline_version,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
+	Pipeline        string `json:"pipeline,omitempty"`
+	PipelineVersion int    `json:"pipeline_version,omitempty"`
+	// NoCache: the workflow's stages neither reuse earlier outputs nor
+	// offer their own (the stage cache); set at creation.
+	NoCache bool `json:"no_cache,omitempty"`
+	// Supersedes names the workflow of the same document this one was
+	// started to replace (a backfill onto a new version); SupersededBy is
+	// the other end of the link, set in the same write.
+	Supersedes   string    `json:"supersedes,omitempty"`
+	SupersededBy string    `json:"superseded_by,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 // StepState is one step's entry in the step item.
@@ -104,7 +112,18 @@ type StepState struct {
 	// SegmentsFailed counts, for a segment stage, the segments it failed
 	// itself (the workflow's counters hold every stage's).
 	SegmentsFailed int `json:"segments_failed,omitempty"`
+	// ReusedFrom names the workflow whose output a completed step reused
+	// rather than running (the stage cache).
+	ReusedFrom string `json:"reused_from,omitempty"`
+	// SegmentsReused and SegmentsRun count, for a segment stage, the
+	// segments it answered from the cache and those it ran.
+	SegmentsReused int `json:"segments_reused,omitempty"`
+	SegmentsRun    int `json:"segments_run,omitempty"`
 }
+
+// Reused says the step completed without running: its output is another
+// workflow's.
+func (s StepState) Reused() bool { return s.Status == StepCompleted && s.ReusedFrom != "" }
 
 // StepRunProgress is a running step's own progress: done of total units
 // ("pages") at the time At, which with the step's StartedAt gives a rate
@@ -144,7 +163,10 @@ type StepProgress struct {
 	Error           string               `json:"error,omitempty"`
 	Pipeline        string               `json:"pipeline,omitempty"`
 	PipelineVersion int                  `json:"pipeline_version,omitempty"`
-	UpdatedAt       string               `json:"updated_at"`
+	// NoCache: the workflow's stages neither reuse earlier outputs nor
+	// offer their own (the stage cache).
+	NoCache   bool   `json:"no_cache,omitempty"`
+	UpdatedAt string `json:"updated_at"`
 }
 
 // Segment is one page or section of a document. Its text and analysis live
@@ -187,6 +209,9 @@ type Transition struct {
 	// (a shared token, or none), not an identity a user's own token
 	// proved.
 	ActorUnverified bool `json:"actor_unverified,omitempty"`
+	// ReusedFrom, on a completion, names the workflow whose output the
+	// step reused instead of running.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // ActorLabel is the actor as the audit trail shows it.
@@ -210,6 +235,9 @@ func (t Transition) data() map[string]any {
 	}
 	if t.ActorUnverified {
 		m["actor_unverified"] = true
+	}
+	if t.ReusedFrom != "" {
+		m["reused_from"] = t.ReusedFrom
 	}
 	return m
 }

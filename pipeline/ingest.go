@@ -50,6 +50,8 @@ type IngestRequest struct {
 	// must be that version: its stages are the workflow's steps.
 	Pipeline        string
 	PipelineVersion int
+	// NoCache starts the workflow with the stage cache off.
+	NoCache bool
 	// Reuse makes a file whose content the project already holds map onto
 	// that document's newest workflow on the same pipeline version instead
 	// of starting a new analysis.
@@ -171,7 +173,7 @@ func (ig *Ingester) Commit(ctx context.Context, st Staged) (Registration, error)
 	wf := Workflow{
 		ID: wfID, ProjectID: req.ProjectID, DocumentID: st.docID,
 		FileURI: req.FileURI, FileName: req.FileName,
-		Pipeline: req.Pipeline, PipelineVersion: req.PipelineVersion,
+		Pipeline: req.Pipeline, PipelineVersion: req.PipelineVersion, NoCache: req.NoCache,
 		Status: WorkflowPending, CreatedAt: now, UpdatedAt: now,
 	}
 	// The workflow item promises the source bytes: make them durable first.

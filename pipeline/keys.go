@@ -214,3 +214,18 @@ func EvalVersionIndexSKPrefix(version int) string {
 func EvalVersionIndexSK(version int, at time.Time, runID string) string {
 	return EvalVersionIndexSKPrefix(version) + FormatTime(at) + "#" + runID
 }
+
+// The stage cache: one item per cache key, PK "CACHE#<key>", SK "CACHE".
+// Every lookup is a GetItem by the key the step has just computed, so the
+// item needs no index; a partition per key spreads a backfill's lookups
+// over the whole table (DynamoDB never sees a hot partition), and the
+// item holds only the producer and a blob key, never the output itself.
+// Segment stages are keyed per segment, so one item per segment.
+
+// PrefixCache starts every stage cache item's partition key.
+const PrefixCache = "CACHE#"
+
+// StageCacheKey addresses the cached output under a cache key.
+func StageCacheKey(key string) table.Key {
+	return table.Key{PK: PrefixCache + key, SK: "CACHE"}
+}

@@ -27,6 +27,9 @@ const (
 	// EventReviewOverdue: a review passed its due date undecided (once
 	// per due date).
 	EventReviewOverdue EventType = "review.overdue"
+	// EventBackfillCompleted summarises a finished backfill (its
+	// workflows announce themselves as usual).
+	EventBackfillCompleted EventType = "backfill.completed"
 )
 
 // DeliveryState is where an outbox item is on its way to the sinks.
@@ -54,6 +57,22 @@ type Event struct {
 	Results    *EventResults  `json:"results,omitempty"`
 	Error      string         `json:"error,omitempty"`
 	Review     *EventReview   `json:"review,omitempty"` // review events only
+	// Backfill summarises a backfill (backfill.completed only); its
+	// WorkflowID is then the backfill's id, under which the event is kept.
+	Backfill *EventBackfill `json:"backfill,omitempty"`
+}
+
+// EventBackfill is what a finished backfill did.
+type EventBackfill struct {
+	ID        string `json:"id"`
+	Documents int    `json:"documents"`
+	Completed int    `json:"completed"`
+	Failed    int    `json:"failed"`
+	// StagesRun and StagesReused count the stage runs over every document
+	// (a segment stage counts once per document).
+	StagesRun    int     `json:"stages_run"`
+	StagesReused int     `json:"stages_reused"`
+	Seconds      float64 `json:"seconds"`
 }
 
 // EventDocument names the analysed document.

@@ -199,6 +199,9 @@ func applied(p StepProgress, changes []StepChange) StepProgress {
 	for _, c := range changes {
 		st := p.Steps[c.Step]
 		st.Status = c.To
+		if c.To != StepInProgress {
+			st.ReusedFrom = c.ReusedFrom
+		}
 		p.Steps[c.Step] = st
 		if c.Info != nil && c.Info.TotalSegments != nil {
 			p.TotalSegments = *c.Info.TotalSegments

@@ -56,6 +56,15 @@ func (r *Repository) CreateWorkflow(ctx context.Context, doc Document, wf Workfl
 		table.TxPut{Item: newItem(WorkflowKey(wf.DocumentID, wf.ID), table.DeepCopy(table.Item(wfData))), Cond: absent},
 		table.TxPut{Item: stepItem, Cond: absent},
 	}
+	if old := wf.Supersedes; old != "" {
+		// Both ends of the link in the same write: the superseded
+		// workflow must exist and not be superseded already.
+		link := []table.Update{table.Set{Path: "data.superseded_by", Value: wf.ID}}
+		free := table.And{table.Exists{Path: table.AttrPK}, table.NotExists{Path: "data.superseded_by"}}
+		rest = append(rest,
+			table.TxUpdate{Key: ProjectWorkflowKey(wf.ProjectID, old), Updates: link, Cond: free},
+			table.TxUpdate{Key: WorkflowKey(wf.DocumentID, old), Updates: link, Cond: free})
+	}
 	what := func() string { return fmt.Sprintf("create workflow %s: document %s", wf.ID, doc.ID) }
 	return r.retry(ctx, what, func() error {
 		docAction, err := r.documentAction(ctx, doc, docItem)
@@ -67,8 +76,10 @@ func (r *Repository) CreateWorkflow(ctx context.Context, doc Document, wf Workfl
 		switch {
 		case err == nil:
 			return nil
-		case errors.As(err, &tx) && len(tx.Failed) > 1 && slices.Contains(tx.Failed[1:], true):
+		case errors.As(err, &tx) && len(tx.Failed) > 1 && slices.Contains(tx.Failed[1:min(4, len(tx.Failed))], true):
 			return fmt.Errorf("%w: workflow %s", ErrAlreadyExists, wf.ID)
+		case errors.As(err, &tx) && len(tx.Failed) > 4 && slices.Contains(tx.Failed[4:], true):
+			return fmt.Errorf("%w: workflow %s of document %s is missing or already superseded", ErrStale, wf.Supersedes, doc.ID)
 		case errors.As(err, &tx), errors.Is(err, table.ErrTransactionConflict):
 			// The document appeared or vanished between our read and the
 			// transaction (a concurrent create): decide again.
@@ -151,6 +162,7 @@ func (r *Repository) newStepItem(wf Workflow, stages []Stage, now time.Time) (ta
 		TotalSegments:   wf.TotalSegments,
 		Pipeline:        wf.Pipeline,
 		PipelineVersion: wf.PipelineVersion,
+		NoCache:         wf.NoCache,
 		UpdatedAt:       updated,
 	}, table.AttrGSI1PK, StatusIndexPK(StatusShard(wf.ID)),
 		table.AttrGSI1SK, StatusIndexSK(WorkflowPending, updated, wf.ID))

@@ -108,13 +108,13 @@ func (a awsIngest) ingestOne(ctx context.Context, b *backend.Backend, clients ba
 
 // rerun readies a finished workflow on AWS for a re-run of what failed and
 // starts it as a new execution (`<workflow>-rerun-<n>`).
-func (a awsIngest) rerun(ctx context.Context, workflowID string, stdout io.Writer) error {
+func (a awsIngest) rerun(ctx context.Context, workflowID string, scope rerunScope, stdout io.Writer) error {
 	b, clients, err := a.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	reset, arn, err := rerunOnAWS(ctx, b, clients, a.stateMachine, workflowID)
+	reset, arn, err := rerunOnAWS(ctx, b, clients, a.stateMachine, workflowID, scope)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (a awsIngest) rerun(ctx context.Context, workflowID string, stdout io.Write
 // rerunOnAWS readies a workflow for a re-run and starts it as a new
 // execution, returning the stages reset (none: nothing started) and the
 // execution's ARN.
-func rerunOnAWS(ctx context.Context, b *backend.Backend, clients backend.AWSClients, stateMachine, workflowID string) ([]string, string, error) {
+func rerunOnAWS(ctx context.Context, b *backend.Backend, clients backend.AWSClients, stateMachine, workflowID string, scope rerunScope) ([]string, string, error) {
 	ig := &pipeline.Ingester{Repo: b.Repo, Definition: pipelinefile.Default(), Bucket: b.Bucket}
 	// The workflow's own version's machine, found before anything is reset.
 	wf, _, err := findWorkflow(ctx, b.Repo, workflowID)
@@ -140,7 +140,7 @@ func rerunOnAWS(ctx context.Context, b *backend.Backend, clients backend.AWSClie
 	if err != nil {
 		return nil, "", err
 	}
-	reg, reset, err := prepareRerun(ctx, b.Repo, workflowID)
+	reg, reset, err := prepareRerunScope(ctx, b.Repo, b.Blobs, workflowID, scope)
 	if err != nil || len(reset) == 0 {
 		return reset, "", err
 	}

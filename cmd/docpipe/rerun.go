@@ -9,6 +9,7 @@ import (
 
 	"github.com/docpipe/docpipe/cmd/internal/localrun"
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
 )
 
 func init() { addCommand(newRerunCmd) }
@@ -16,28 +17,42 @@ func init() { addCommand(newRerunCmd) }
 func newRerunCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rerun [flags] WORKFLOW",
-		Short: "Re-run the failed parts of a finished analysis",
+		Short: "Re-run the failed parts of a finished analysis, or every stage from one on",
 		Long: `Re-run what failed in a finished analysis: failed steps, and failed
 segments with the graph and summary built from them, leaving finished work
-alone. Locally it waits for the result; on AWS (--table, --bucket and
+alone. With --from STAGE, run that stage and every stage after it again,
+on the workflow's own pipeline version; a stage whose definition and
+inputs did not change reuses its earlier output (--no-cache runs it).
+Locally it waits for the result; on AWS (--table, --bucket and
 --state-machine) it starts a new execution on Step Functions and returns.`,
 		Example: `  docpipe rerun WORKFLOW
+  docpipe rerun --from summarize WORKFLOW
   docpipe rerun --home /tmp/dp WORKFLOW --json
   docpipe rerun --table T --bucket B --state-machine ARN WORKFLOW`,
 		Args: exactArgs(1, "one WORKFLOW"),
 	}
 	f := newRunFlags(a, cmd.Flags())
+	var scope rerunScope
+	cmd.Flags().StringVar(&scope.from, "from", "", "run this stage and every stage after it again (default: what failed)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		scope.noCache = f.noCache
 		if a.onAWS() {
-			return awsIngest{app: a}.rerun(cmd.Context(), args[0], a.stdout)
+			return awsIngest{app: a}.rerun(cmd.Context(), args[0], scope, a.stdout)
 		}
-		return rerunLocal(cmd.Context(), f, args[0])
+		return rerunLocal(cmd.Context(), f, args[0], scope)
 	}
 	return cmd
 }
 
+// rerunScope is what a re-run redoes: what failed (from empty), or the
+// stage from and every stage after it.
+type rerunScope struct {
+	from    string
+	noCache bool
+}
+
 // rerunLocal re-runs a workflow of the local home and waits for it.
-func rerunLocal(ctx context.Context, f *runFlags, id string) error {
+func rerunLocal(ctx context.Context, f *runFlags, id string, scope rerunScope) error {
 	stdout, stderr := f.stdout, f.stderr
 	lp, err := openLocalPipeline(ctx, f, stderr)
 	if err != nil {
@@ -47,7 +62,7 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 	if err := lp.backend.LockHome(); err != nil {
 		return err
 	}
-	reg, reset, err := prepareRerun(ctx, lp.backend.Repo, id)
+	reg, reset, err := prepareRerunScope(ctx, lp.backend.Repo, lp.backend.Blobs, id, scope)
 	if err != nil {
 		return err
 	}
@@ -79,6 +94,50 @@ func rerunLocal(ctx context.Context, f *runFlags, id string) error {
 		return exitError{1}
 	}
 	return nil
+}
+
+// prepareRerunScope readies a finished workflow for the re-run scope asks
+// for: prepareRerun's, or every stage from scope.from on. The reset
+// segment stages' stored answers are removed, so that they answer every
+// segment again: a stage the cache serves looks every open segment up
+// there (finding its earlier answer where nothing changed), any other
+// runs them.
+func prepareRerunScope(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, id string, scope rerunScope) (pipeline.Registration, []string, error) {
+	if scope.from == "" {
+		return prepareRerun(ctx, repo, id)
+	}
+	wf, _, err := findWorkflow(ctx, repo, id)
+	if err != nil {
+		return pipeline.Registration{}, nil, err
+	}
+	def, err := repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	if err != nil {
+		return pipeline.Registration{}, nil, fmt.Errorf("workflow %s: %w", wf.ID, err)
+	}
+	reg := pipeline.Registration{Workflow: wf}
+	if _, ok := def.Stage(scope.from); !ok {
+		return reg, nil, usageErrorf("%s runs %s, which has no stage %q; its stages: %s", wf.ID, pipeline.PipelineKey(wf.Pipeline, wf.PipelineVersion), scope.from, strings.Join(def.StepNames(), ", "))
+	}
+	done, err := repo.PrepareRerunFrom(ctx, reg.Ref(), def, scope.from, scope.noCache)
+	if err != nil {
+		return reg, nil, err
+	}
+	for _, st := range done.SegmentStages {
+		if !scope.noCache && pipeline.StageCached(st) {
+			continue
+		}
+		prefix := pipeline.SegmentStageBlobPrefix(reg.Ref(), st)
+		infos, err := blobs.List(ctx, prefix)
+		if err != nil {
+			return reg, nil, err
+		}
+		for _, info := range infos {
+			if err := blobs.Delete(ctx, info.Key); err != nil {
+				return reg, nil, err
+			}
+		}
+	}
+	return reg, append(done.Stages, pipeline.StepFinalize), nil
 }
 
 // prepareRerun readies a finished workflow for a re-run of what failed

@@ -39,6 +39,7 @@ type runFlags struct {
 	prices      string       // --prices: a price file over the list prices of AI models
 	notify      *notifyFlags // where outcome events go
 	pipeline    string       // NAME[@VERSION] or a pipeline file new documents run; "" the project's default
+	noCache     bool         // new workflows neither reuse stage outputs nor offer their own
 	web         *webFlags    // run and ingest: how URLs are fetched
 	pageImages  string       // "png": store every PDF page as an image
 	// allowPrivate lets URLs and webhooks reach addresses that are not public.
@@ -62,6 +63,7 @@ func newRunFlags(a *app, fs *pflag.FlagSet) *runFlags {
 	fs.BoolVar(&f.allowPrivate, "allow-private-network", false, "URLs and webhooks: allow addresses that are not public (loopback, private, link-local, reserved)")
 	fs.StringVar(&f.pageImages, "page-images", "", "store every PDF page as an image beside its segment: png (needs pdftoppm)")
 	fs.StringVar(&f.pipeline, "pipeline", "", "pipeline new documents run: NAME, NAME@VERSION or a pipeline FILE, applied first (default: the project's, else the built-in one)")
+	fs.BoolVar(&f.noCache, "no-cache", false, "run every stage of new workflows, reusing no earlier output (and offering none)")
 	return f
 }
 
@@ -262,6 +264,7 @@ func openLocalPipeline(ctx context.Context, f *runFlags, stderr io.Writer) (*loc
 	lp.options = localrun.Options{
 		Ingester: ig, Engine: eng, Recorder: recorder, Project: f.project,
 		Pipeline:    localrun.Pipeline{Name: chosen.name, Version: chosen.version},
+		NoCache:     f.noCache,
 		Concurrency: f.concurrency, Logger: logger,
 		Fetch: web.FetcherOptions{UserAgent: web.UserAgent(buildVersion()), AllowPrivateNetwork: f.allowPrivate},
 		Crawl: web.Limits{Depth: w.depth, MaxPages: w.maxPages, MaxBytes: w.maxBytes, Timeout: w.timeout},

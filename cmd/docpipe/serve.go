@@ -224,6 +224,36 @@ func (s *localStarter) Rerun(ctx context.Context, workflowID string) ([]string, 
 	return reset, s.Enqueue(ctx, reg)
 }
 
+var _ dashboard.Backfiller = (*localStarter)(nil)
+
+// Backfill moves the project's documents onto name@version (the
+// dashboard's backfill button): their workflows are created here and
+// queued on the local runtime, through its admission like any other.
+func (s *localStarter) Backfill(ctx context.Context, project, name string, version int) (int, error) {
+	select {
+	case <-s.locked:
+	default:
+		return 0, dashboard.ErrBusy
+	}
+	def, err := s.repo.Definition(ctx, name, version)
+	if err != nil {
+		return 0, err
+	}
+	items, err := s.repo.PlanBackfill(ctx, project, name, version, pipeline.BackfillFilter{})
+	if err != nil {
+		return 0, err
+	}
+	if err := s.repo.CreateBackfillWorkflows(ctx, items, version, def.Stages, false); err != nil {
+		return 0, err
+	}
+	for _, it := range items {
+		if err := s.Enqueue(ctx, pipeline.Registration{Workflow: *it.Target}); err != nil {
+			return 0, err
+		}
+	}
+	return len(items), nil
+}
+
 // awsStarter registers uploads in DynamoDB and S3 and starts them on Step
 // Functions, as `docpipe ingest` does on AWS.
 type awsStarter struct {
@@ -249,6 +279,6 @@ func (s *awsStarter) Upload(ctx context.Context, project, fileName string, body 
 }
 
 func (s *awsStarter) Rerun(ctx context.Context, workflowID string) ([]string, error) {
-	reset, _, err := rerunOnAWS(ctx, s.b, s.clients, s.stateMachine, workflowID)
+	reset, _, err := rerunOnAWS(ctx, s.b, s.clients, s.stateMachine, workflowID, rerunScope{})
 	return reset, err
 }

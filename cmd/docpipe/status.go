@@ -329,10 +329,20 @@ func statusDetail(ctx context.Context, repo *pipeline.Repository, id string, asJ
 	if p.Error != "" {
 		fmt.Fprintf(w, "error     %s\n", printable(p.Error))
 	}
+	if s := d.Workflow.Supersedes; s != "" {
+		fmt.Fprintf(w, "supersedes     %s\n", s)
+	}
+	if s := d.Workflow.SupersededBy; s != "" {
+		fmt.Fprintf(w, "superseded by  %s\n", s)
+	}
 	fmt.Fprintln(w)
 	t := newTextTable(w, "STEP", "STATUS", "STARTED", "ENDED", "TOOK", "NOTE")
 	for _, s := range d.Steps {
-		t.row(s.Name, s.Status, localTime(s.StartedAt), localTime(s.EndedAt), took(s.StartedAt, s.EndedAt), s.Error)
+		status, note := string(s.Status), s.Error
+		if s.Reused() {
+			status, note = "reused", strings.TrimPrefix(note+"; ", "; ")+"from "+s.ReusedFrom
+		}
+		t.row(s.Name, status, localTime(s.StartedAt), localTime(s.EndedAt), took(s.StartedAt, s.EndedAt), note)
 	}
 	if err := t.flush(); err != nil || len(d.Events) == 0 {
 		return err

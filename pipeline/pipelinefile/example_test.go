@@ -40,5 +40,5 @@ stages:
 	// redact segment
 	// segment_analyzer segment
 	// valid for AWS: true
-	// bad.yaml:4: stage "x": unknown key "rn" (want one of name, label, scope, needs, run, timeout, retry, when, settings, env)
+	// bad.yaml:4: stage "x": unknown key "rn" (want one of name, label, scope, needs, run, timeout, retry, when, settings, env, cache)
 }

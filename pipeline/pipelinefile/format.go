@@ -31,6 +31,8 @@ type (
 		// Settings are written as stored; the encoder sorts their keys.
 		Settings map[string]any `yaml:"settings,omitempty"`
 		Env      []string       `yaml:"env,flow,omitempty"`
+		// Cache is written only when it is off, as the file says it.
+		Cache *bool `yaml:"cache,omitempty"`
 	}
 	fileWhen struct {
 		Format   []string            `yaml:"format,flow,omitempty"`
@@ -87,6 +89,7 @@ func Format(def pipeline.Definition) []byte {
 			When:     when,
 			Settings: st.Settings,
 			Env:      st.Env,
+			Cache:    cacheField(st.NoCache),
 		})
 	}
 	var buf bytes.Buffer
@@ -117,3 +120,12 @@ func formatRun(r pipeline.RunSpec) fileRun {
 }
 
 func seconds(s int) string { return strconv.Itoa(s) + "s" }
+
+// cacheField is how a file spells a stage's cache: only "cache: false".
+func cacheField(noCache bool) *bool {
+	if !noCache {
+		return nil
+	}
+	off := false
+	return &off
+}

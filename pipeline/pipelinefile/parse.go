@@ -147,7 +147,7 @@ type declaredStage struct {
 	lines map[string]int
 }
 
-var stageKeys = "name, label, scope, needs, run, timeout, retry, when, settings, env"
+var stageKeys = "name, label, scope, needs, run, timeout, retry, when, settings, env, cache"
 
 func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredStage, bool) {
 	if n.Kind != yaml.MappingNode {
@@ -197,6 +197,8 @@ func (d *decoder) stage(n *yaml.Node, head map[string]pipeline.Stage) (declaredS
 			st.Settings = d.settings(v, name, ds.lines)
 		case "env":
 			st.Env = d.strs(v, name)
+		case "cache":
+			st.NoCache = !d.bool(v, name)
 		default:
 			return false
 		}

@@ -58,7 +58,7 @@ func TestRules(t *testing.T) {
   - name: a
     run: {builtin: graph_builder}
     timout: 60s`, TargetEmbedded,
-			`p.yaml:5: stage "a": unknown key "timout" (want one of name, label, scope, needs, run, timeout, retry, when, settings, env)`},
+			`p.yaml:5: stage "a": unknown key "timout" (want one of name, label, scope, needs, run, timeout, retry, when, settings, env, cache)`},
 		{"unknown top-level key", `
   - name: a
     run: {builtin: graph_builder}
@@ -371,5 +371,42 @@ func TestBatchAndEnvRoundTrip(t *testing.T) {
 	stored, _ := json.Marshal(plain)
 	if strings.Contains(string(stored), "batch") || strings.Contains(string(stored), "env") {
 		t.Errorf("a stage without batch or env stores %s", stored)
+	}
+}
+
+func TestCacheOffRoundTrip(t *testing.T) {
+	t.Parallel()
+	src := head + `
+  - name: notify
+    run: {command: [sh, notify.sh]}
+    cache: false
+  - name: plain
+    run: {command: [sh, plain.sh]}
+`
+	def, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notify, _ := def.Stage("notify")
+	plain, _ := def.Stage("plain")
+	if !notify.NoCache || plain.NoCache {
+		t.Fatalf("notify.NoCache = %v, plain.NoCache = %v", notify.NoCache, plain.NoCache)
+	}
+	out := Format(def)
+	if strings.Count(string(out), "cache: false") != 1 {
+		t.Errorf("formatted file should say cache: false once:\n%s", out)
+	}
+	again, err := Parse("again.yaml", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ContentHash() != def.ContentHash() {
+		t.Errorf("round trip changed the definition:\n%s", out)
+	}
+	if stored, _ := json.Marshal(plain); strings.Contains(string(stored), "cache") {
+		t.Errorf("a cached stage stores %s: stored versions would change", stored)
+	}
+	if got := check(t, t.TempDir(), head+"  - name: x\n    run: {command: [sh, x.sh]}\n    cache: no-thanks\n", TargetEmbedded); !strings.Contains(got, "want true or false") {
+		t.Errorf("cache: no-thanks gave %q", got)
 	}
 }

@@ -22,7 +22,7 @@ func Exercise(t *testing.T, newTable func(t *testing.T) table.Table, opts ...tab
 	cfg := tabletest.Configure(opts...)
 	t.Run("Repository", func(t *testing.T) {
 		t.Parallel()
-		for _, tc := range slices.Concat(repositoryTests, outboxTests, pipelineTests, evalTests) {
+		for _, tc := range slices.Concat(repositoryTests, outboxTests, pipelineTests, evalTests, stageCacheTests) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				tc.fn(t, newTable(t), cfg)

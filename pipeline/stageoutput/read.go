@@ -20,7 +20,8 @@ import (
 const maxOutputBytes = 256 << 20
 
 // AIUsage sums the tokens a workflow's analysis stages billed, by model
-// id, from their stored outputs; a stage that has not run adds nothing.
+// id, from their stored outputs; a stage that has not run adds nothing,
+// nor does an output reused from another workflow (billed there).
 func AIUsage(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, def pipeline.Definition) (map[string]ai.Usage, error) {
 	get := func(key string) ([]byte, error) {
 		raw, err := blob.GetBytes(ctx, blobs, key, maxOutputBytes)
@@ -47,7 +48,9 @@ func AIUsage(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, de
 			if err := json.Unmarshal(raw, &out); err != nil {
 				return usage, fmt.Errorf("stage %s output: %w", st.Name, err)
 			}
-			usage[out.Model] = usage[out.Model].Add(out.Usage)
+			if out.ReusedFrom == "" {
+				usage[out.Model] = usage[out.Model].Add(out.Usage)
+			}
 			continue
 		}
 		if manifest == nil {
@@ -73,7 +76,7 @@ func AIUsage(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, de
 				return usage, err
 			}
 			for _, l := range lines {
-				if l.Model != "" {
+				if l.Model != "" && l.ReusedFrom == "" {
 					usage[l.Model] = usage[l.Model].Add(l.Usage)
 				}
 			}

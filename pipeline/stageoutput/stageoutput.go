@@ -39,6 +39,9 @@ type Line struct {
 	Model    string          `json:"model,omitempty"`
 	Usage    ai.Usage        `json:"usage,omitzero"`
 	Requests int             `json:"requests,omitempty"`
+	// ReusedFrom names the workflow that produced this answer, when the
+	// stage reused it rather than running: its usage was billed there.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // DecodeLines parses a batch's JSON Lines by segment index: the one
@@ -110,4 +113,7 @@ type AIDocument struct {
 	Usage    ai.Usage        `json:"usage"`
 	Requests int             `json:"requests"`
 	Segments int             `json:"segments"`
+	// ReusedFrom names the workflow that produced this output, when the
+	// stage reused it: its usage was billed there.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }

@@ -37,6 +37,9 @@ type unitInfo struct {
 	SkipReason string `json:"skip_reason,omitempty"` // OCR unavailable
 	OCRError   string `json:"ocr_error,omitempty"`   // OCR ran and failed
 	ImageKey   string `json:"image_key,omitempty"`   // the page rendered as PNG
+	// TextKey is where the unit's text is when another workflow's
+	// extraction was reused ("": this workflow's own segment text).
+	TextKey string `json:"text_key,omitempty"`
 	// Audio is the span a transcribed unit covers; its text comes from
 	// the transcription in the ocr step (SkipReason when no recogniser).
 	Audio           *extract.Span `json:"audio,omitempty"`

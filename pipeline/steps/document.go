@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,7 +65,10 @@ const languageSampleBytes = 20 << 10
 // formatParser extracts text per page or section, writes one text blob
 // per segment, and stores and returns the document's attributes (format,
 // language, pages) for the stages' `when` conditions.
-func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, _ *workflowPipeline) (outcome, error) {
+func (h *handlers) formatParser(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
+	if res, ok, err := h.reuseExtraction(ctx, in, pipe); err != nil || ok {
+		return res, err
+	}
 	prep, path, cleanup, err := h.preparedSource(ctx, in.Workflow)
 	if err != nil {
 		return outcome{}, err
@@ -225,7 +229,7 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput, pi
 			Kind:       u.Kind,
 			Status:     pipeline.SegmentPending,
 			Source:     "text",
-			TextKey:    pipeline.SegmentTextBlobKey(in.Workflow, u.Index),
+			TextKey:    cmp.Or(u.TextKey, pipeline.SegmentTextBlobKey(in.Workflow, u.Index)),
 			ImageKey:   u.ImageKey,
 			Chars:      u.Chars,
 		}
@@ -253,6 +257,9 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput, pi
 	manifest := BuildManifest(len(units), pipe.def.BatchSize)
 	key := pipeline.ManifestBlobKey(in.Workflow)
 	if err := h.putJSON(ctx, key, manifest); err != nil {
+		return outcome{}, err
+	}
+	if err := h.offerExtraction(ctx, in.Workflow, pipe); err != nil {
 		return outcome{}, err
 	}
 	return outcome{message: fmt.Sprintf("%d segments in %d batches", len(units), len(manifest))}, nil

@@ -95,6 +95,9 @@ type outcome struct {
 	// info is what the step learned about the workflow (its format, its
 	// segment count), recorded with the step's completion.
 	info *pipeline.WorkflowInfo
+	// reusedFrom names the workflow whose output the step reused (the
+	// stage cache) rather than running.
+	reusedFrom string
 }
 
 // Register adds every builtin handler, the generic handlers of users'
@@ -167,7 +170,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		// The flushes below make durable what this invocation wrote.
 		ctx = blob.WithWriteMark(ctx)
 		step := in.Step
-		pipe, out, err := h.begin(ctx, in, handler)
+		ctx, pipe, out, err := h.begin(ctx, in, handler)
 		if err != nil || out != nil {
 			return out, err
 		}
@@ -192,7 +195,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if err := h.flushBlobs(ctx); err != nil {
 			return nil, err
 		}
-		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info}
+		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info, ReusedFrom: res.reusedFrom}
 		if err := h.Recorder.Finish(ctx, in.Workflow, end); err != nil {
 			return nil, storageErr("finish step", err)
 		}
@@ -207,10 +210,10 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 // pipeline and the step is in progress. The segment stages this step waits
 // for close, and the step starts, in one write (with what the step before
 // left to record, on the embedded engine).
-func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler string) (pipe *workflowPipeline, out []byte, err error) {
+func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler string) (_ context.Context, pipe *workflowPipeline, out []byte, err error) {
 	step := in.Step
 	var st pipeline.Stage
-	_, err = h.start(ctx, in.Workflow, "start step", func(prog *pipeline.StepProgress) (pipeline.StepStart, error) {
+	prog, err := h.start(ctx, in.Workflow, "start step", func(prog *pipeline.StepProgress) (pipeline.StepStart, error) {
 		pipe, out = nil, nil
 		p, err := h.pipelineOf(ctx, *prog)
 		if err != nil {
@@ -249,14 +252,14 @@ func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler str
 	})
 	switch {
 	case err != nil:
-		return nil, nil, err
+		return ctx, nil, nil, err
 	case out != nil:
-		return nil, out, nil
+		return ctx, nil, out, nil
 	case in.Skip:
 		b, err := h.skipStage(ctx, in, st)
-		return nil, b, err
+		return ctx, nil, b, err
 	}
-	return pipe, nil, nil
+	return cacheContext(ctx, prog), pipe, nil, nil
 }
 
 // start starts a step through the recorder. decide's own errors come back
@@ -328,7 +331,7 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 		case out != nil:
 			return out, nil
 		}
-		res, err := safeRun(ctx, in, pipe, body)
+		res, err := safeRun(cacheContext(ctx, prog), in, pipe, body)
 		if err != nil {
 			// The stage stays in progress for its other batches; the
 			// audit trail keeps the attempt, which the state machine
@@ -372,11 +375,16 @@ func batchStageChanges(step string, prog pipeline.StepProgress, pipe *workflowPi
 		if step != "" && !slices.Contains(before, st.Name) {
 			continue
 		}
-		changes = append(changes, pipeline.StepChange{
-			Step: st.Name, Seen: prog.Steps[st.Name].Status, To: pipeline.StepCompleted,
+		s := prog.Steps[st.Name]
+		c := pipeline.StepChange{
+			Step: st.Name, Seen: s.Status, To: pipeline.StepCompleted,
 			From:  []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed},
 			Error: segmentStageSummary(prog, st.Name),
-		})
+		}
+		if s.SegmentsRun == 0 && s.SegmentsReused > 0 {
+			c.ReusedFrom = s.ReusedFrom // every segment's answer came from the cache
+		}
+		changes = append(changes, c)
 	}
 	return changes
 }
@@ -387,6 +395,9 @@ func segmentStageSummary(prog pipeline.StepProgress, stage string) string {
 	msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
 	if prog.SegmentsFailed > 0 {
 		msg += fmt.Sprintf("; %d failed in this stage", prog.Steps[stage].SegmentsFailed)
+	}
+	if n := prog.Steps[stage].SegmentsReused; n > 0 {
+		msg += fmt.Sprintf("; %d reused", n)
 	}
 	return msg
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -78,7 +79,9 @@ func (h *handlers) segmentStage(kind segmentKind) stepFunc {
 //
 // A segment the stage has answered before (a retried batch, a resumed
 // run) keeps that answer, unless it failed and the segment was reset for
-// a re-run. A segment an upstream stage failed, or that has no text, is
+// a re-run. Where the stage cache is on, an open segment is looked up
+// there instead: its earlier answer is found again when its inputs are
+// the same, and a re-run from an earlier stage that changed them runs it. A segment an upstream stage failed, or that has no text, is
 // not run. The rest are handed to the stage at once. The stage's answers
 // are stored, then the segments finished: a failure by any stage at once,
 // done only by a stage no other segment stage waits for (a sink). The
@@ -102,12 +105,15 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 		return outcome{}, err
 	}
 	sink := pipe.isSegmentSink(st.Name)
+	_, cached := kind.(cachedKind)
+	cached = cached && h.cacheOn(ctx, st)
 	lines := make([]*segmentAnswer, len(segs))
 	var fins []pipeline.SegmentFinish
 	var todo []int // positions in segs the stage is to answer
 	for i, s := range segs {
 		_, upstreamFailed := view.failed[s.Index]
-		if l, ok := earlier[s.Index]; ok && !upstreamFailed && (l.Error == "" || s.Status != pipeline.SegmentPending) {
+		open := s.Status == pipeline.SegmentPending
+		if l, ok := earlier[s.Index]; ok && !upstreamFailed && (l.Error == "" && !(open && cached) || !open) {
 			a := segmentAnswer{line: l}
 			if l.Error == "" && sink {
 				a.language, a.keywords = kind.summary(l)
@@ -122,6 +128,27 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 		return outcome{}, err
 	}
 	fins = append(fins, idle...)
+	cache, err := h.segmentCache(ctx, in, pipe, st, kind, calls)
+	if err != nil {
+		return outcome{}, err
+	}
+	reused := 0
+	calls, at = slices.Clone(calls), slices.Clone(at)
+	for j := len(calls) - 1; j >= 0; j-- {
+		if l := cache.hits[j]; l != nil {
+			a := segmentAnswer{line: *l}
+			a.line.Index = calls[j].Index
+			if sink {
+				a.language, a.keywords = kind.summary(a.line)
+			}
+			lines[at[j]] = &a
+			calls, at = slices.Delete(calls, j, j+1), slices.Delete(at, j, j+1)
+			cache.keys = slices.Delete(cache.keys, j, j+1)
+			if l.ReusedFrom != "" {
+				reused++
+			}
+		}
+	}
 	if len(calls) > 0 {
 		work, cleanup, err := kind.open(ctx, h, in, pipe, st)
 		if err != nil {
@@ -158,10 +185,13 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 	if err := store.save(ctx, h, key, out); err != nil {
 		return outcome{}, err
 	}
+	if err := h.offerSegments(ctx, in.Workflow, st, key, cache, lines, at, reused); err != nil {
+		return outcome{}, err
+	}
 	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, fins); err != nil {
 		return outcome{}, storageErr("record segments", err)
 	}
-	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d answered now, %d failed", b.Batch, len(segs), len(calls), failed)}, nil
+	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d answered now, %d reused, %d failed", b.Batch, len(segs), len(calls), reused, failed)}, nil
 }
 
 // segmentCalls reads the text of the segments at todo, in parallel. A

@@ -119,6 +119,21 @@ func (h *handlers) runDocumentStage(ctx context.Context, in pipeline.StepInput, 
 	if req.Inputs.Needs, err = h.documentNeeds(ctx, in.Workflow, pipe, job); err != nil {
 		return outcome{}, err
 	}
+	outKey := pipeline.StageOutputBlobKey(in.Workflow, job.st.Name)
+	cacheKey := ""
+	if h.cacheOn(ctx, job.st) {
+		k, err := h.requestKey(ctx, in.Workflow, job.st)
+		if err != nil {
+			return outcome{}, err
+		}
+		if err := fileKey(k, req.Inputs.Needs); err != nil {
+			return outcome{}, fmt.Errorf("read input: %w", err)
+		}
+		cacheKey = k.Sum()
+		if res, ok, err := h.reuseDocumentOutput(ctx, in.Workflow, cacheKey, outKey); err != nil || ok {
+			return res, err
+		}
+	}
 	// A command may report its progress on stderr; the first report
 	// names the unit. Reports come from one goroutine and end with Run.
 	var rec *pipeline.ProgressRecorder
@@ -139,8 +154,11 @@ func (h *handlers) runDocumentStage(ctx context.Context, in pipeline.StepInput, 
 	if rec != nil {
 		rec.Finish(ctx)
 	}
-	if err := blob.PutBytes(ctx, h.Blobs, pipeline.StageOutputBlobKey(in.Workflow, job.st.Name), res.Output); err != nil {
+	if err := blob.PutBytes(ctx, h.Blobs, outKey, res.Output); err != nil {
 		return outcome{}, storageErr("write stage output", err)
+	}
+	if err := h.offerDocumentOutput(ctx, in.Workflow, job.st, cacheKey, outKey); err != nil {
+		return outcome{}, err
 	}
 	return outcome{message: fmt.Sprintf("%d bytes of output", len(res.Output))}, nil
 }

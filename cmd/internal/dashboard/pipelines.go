@@ -112,9 +112,14 @@ func (s *Server) pipelinePage(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
+	docs, err := s.versionDocuments(ctx, s.opts.Project, name, v.Version)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
 	s.render(w, r, "pipeline", map[string]any{
 		"Name": name, "History": history, "V": newVersionView(v), "Current": history[0].Version,
-		"Analyses": analyses, "Next": next, "First": q.Get("cursor") == "", "Evals": evals,
+		"Analyses": analyses, "Next": next, "First": q.Get("cursor") == "", "Evals": evals, "Docs": docs,
 	})
 }
 

@@ -177,6 +177,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/pipelines/{name}", s.apiPipeline)
 	mux.HandleFunc("GET /api/pipelines/{name}/versions/{version}", s.apiPipelineVersion)
 	mux.HandleFunc("GET /api/pipelines/{name}/analyses", s.apiPipelineAnalyses)
+	mux.HandleFunc("GET /api/pipelines/{name}/versions/{version}/backfill", s.apiBackfillPreview)
+	mux.HandleFunc("POST /api/pipelines/{name}/versions/{version}/backfill", s.apiBackfill)
 	mux.HandleFunc("POST /api/uploads", s.apiUpload)
 	mux.HandleFunc("POST /api/analyses/{id}/rerun", s.apiRerun)
 	mux.HandleFunc("GET /api/events", s.apiEvents)

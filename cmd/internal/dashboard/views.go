@@ -115,6 +115,9 @@ type stepView struct {
 	Seconds   float64 `json:"seconds"`
 	Error     string  `json:"error,omitempty"` // why the step failed
 	Note      string  `json:"note,omitempty"`  // what a step that did not fail reported
+	// ReusedFrom names the analysis whose output a completed step reused
+	// (the stage cache) instead of running.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // Took renders the step's duration for the timeline.
@@ -134,6 +137,9 @@ func stepViews(p pipeline.StepProgress) []stepView {
 	seen := map[string]bool{}
 	add := func(name string, st pipeline.StepState) {
 		v := stepView{Name: name, Label: st.Label, Status: string(st.Status), StartedAt: st.StartedAt, EndedAt: st.EndedAt}
+		if st.Reused() {
+			v.ReusedFrom = st.ReusedFrom
+		}
 		// The step item keeps one message field: a failure's reason, or
 		// what a finished step reported ("4 segments done, ...").
 		if st.Status == pipeline.StepFailed {

@@ -177,6 +177,6 @@ func (rt *Runtime) stage(ctx context.Context, path string) (pipeline.Staged, err
 	return rt.o.Ingester.Stage(ctx, pipeline.IngestRequest{
 		ProjectID: rt.o.Project, FileName: filepath.Base(path), FileURI: "file://" + abs,
 		Body: file, Reuse: true,
-		Pipeline: rt.o.Pipeline.Name, PipelineVersion: rt.o.Pipeline.Version,
+		Pipeline: rt.o.Pipeline.Name, PipelineVersion: rt.o.Pipeline.Version, NoCache: rt.o.NoCache,
 	})
 }

@@ -41,6 +41,8 @@ type Options struct {
 	Recorder *pipeline.Recorder
 	Project  string   // project new documents join
 	Pipeline Pipeline // the version new documents run
+	// NoCache starts new workflows with the stage cache off.
+	NoCache bool
 	// Concurrency is the documents processed at once: the slots of the
 	// one scheduler (Shares weighs a document on them).
 	Concurrency int

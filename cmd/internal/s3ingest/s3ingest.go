@@ -144,9 +144,16 @@ func (in Ingest) Run(ctx context.Context, o Object) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	// Start even an existing registration: an earlier delivery may have
-	// registered (or admitted) and then failed to start. Starting twice
-	// starts nothing.
+	return in.Start(ctx, reg)
+}
+
+// Start starts a registered workflow through its project's admission: at
+// once, or held pending when the project is full (the reconciler starts
+// it when a slot frees). Ingestion and backfill start workflows this way.
+// Even an existing registration is started: an earlier delivery may have
+// registered (or admitted) and then failed to start. Starting twice
+// starts nothing.
+func (in Ingest) Start(ctx context.Context, reg pipeline.Registration) (Result, error) {
 	lost := reg.Workflow.Status == pipeline.WorkflowInProgress && reg.Workflow.ExecutionID == ""
 	if reg.Existing && reg.Workflow.Status != pipeline.WorkflowPending && !lost {
 		return Result{Registration: reg, ExecutionID: reg.Workflow.ExecutionID}, nil
@@ -170,7 +177,7 @@ func (in Ingest) hold(ctx context.Context, reg pipeline.Registration) (bool, err
 	if reg.Workflow.Status != pipeline.WorkflowPending {
 		return false, nil // admitted by an earlier delivery
 	}
-	p, err := in.Ingester.Repo.GetProject(ctx, in.Project)
+	p, err := in.Ingester.Repo.GetProject(ctx, reg.Workflow.ProjectID)
 	if err != nil || p.Settings.MaxConcurrentWorkflows <= 0 {
 		return false, err
 	}

@@ -97,6 +97,35 @@
       .catch((e) => { out.textContent = e.message; b.disabled = false; });
   });
 
+  // Backfill buttons on a pipeline version's page: the preview is the dry
+  // run, per document; the other starts it.
+  document.addEventListener('click', (ev) => {
+    const b = ev.target.closest('button.backfill, button.backfill-preview');
+    if (!b) return;
+    const out = b.parentElement.querySelector('.backfill-result');
+    const url = '/api/pipelines/' + encodeURIComponent(b.dataset.name) + '/versions/' + b.dataset.version +
+      '/backfill?project=' + encodeURIComponent(b.dataset.project);
+    b.disabled = true;
+    if (b.classList.contains('backfill-preview')) {
+      api(url)
+        .then((v) => {
+          const table = document.getElementById('backfill-forecast');
+          table.querySelector('tbody').replaceChildren(...v.forecast.map((f) => el('tr', {},
+            el('td', { text: f.file_name }),
+            el('td', {}, el('a', { href: '/analyses/' + f.from, text: 'v' + f.from_version })),
+            el('td', { text: f.run.join(', ') }),
+            el('td', { text: f.reuse.join(', ') }))));
+          table.hidden = false;
+        })
+        .catch((e) => { out.textContent = e.message; })
+        .finally(() => { b.disabled = false; });
+      return;
+    }
+    api(url, { method: 'POST' })
+      .then((r) => { out.textContent = 'started ' + r.started + ' workflows on ' + r.pipeline; })
+      .catch((e) => { out.textContent = e.message; b.disabled = false; });
+  });
+
   function overview() {
     onSnapshot((snap) => {
       Object.entries(snap.counts || {}).forEach(([k, n]) => {

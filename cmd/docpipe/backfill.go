@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/docpipe/docpipe/cmd/internal/localrun"
+	"github.com/docpipe/docpipe/cmd/internal/pipelineroute"
+	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/statemachine/sfn"
+)
+
+func init() { addCommand(newBackfillCmd) }
+
+// backfillFlags are backfill's own options, beside the run flags.
+type backfillFlags struct {
+	status string
+	since  string
+	dryRun bool
+}
+
+func newBackfillCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "backfill --pipeline NAME@VERSION [flags]",
+		Short: "Move a project's documents onto a pipeline version, reusing unchanged stage outputs",
+		Long: `Start a new workflow on NAME@VERSION for every document of the project
+whose latest workflow on pipeline NAME is on another version (and matches
+--status and --since). Each new workflow supersedes the old one, and the
+link is kept both ways. Stages whose definition and inputs did not change
+reuse the earlier output instead of running (the stage cache; --no-cache
+runs everything). --dry-run prints, per document, which stages would run
+and which be reused. A backfill that was stopped (even killed) goes on
+where it was when run again, or with docpipe work: nothing runs twice.
+Workflows start through the project's admission limit, like any other.`,
+		Example: `  docpipe backfill --pipeline invoices@3 --dry-run
+  docpipe backfill --project acme --pipeline invoices@3 --status failed
+  docpipe backfill --pipeline invoices@3 --since 2026-01-01 --no-cache`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	f := newRunFlags(a, cmd.Flags())
+	var b backfillFlags
+	cmd.Flags().StringVar(&b.status, "status", "all", "documents whose latest workflow is: completed, failed or all")
+	cmd.Flags().StringVar(&b.since, "since", "", "only documents whose latest workflow started at or after TIME (2026-01-02, RFC 3339, or a duration ago such as 72h)")
+	cmd.Flags().BoolVar(&b.dryRun, "dry-run", false, "print what would run and what would be reused, per document, and start nothing")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if f.pipeline == "" {
+			return usageErrorf("backfill needs --pipeline NAME@VERSION: the version to move the documents onto")
+		}
+		filter, err := b.filter(time.Now())
+		if err != nil {
+			return err
+		}
+		if a.onAWS() {
+			return backfillOnAWS(cmd.Context(), awsIngest{app: a, pipeline: f.pipeline}, b, filter, f.noCache)
+		}
+		return backfillLocal(cmd.Context(), f, b, filter)
+	}
+	return cmd
+}
+
+// filter is the documents' filter the flags ask for.
+func (b backfillFlags) filter(now time.Time) (pipeline.BackfillFilter, error) {
+	var f pipeline.BackfillFilter
+	switch b.status {
+	case "all", "":
+	case "completed", "failed":
+		f.Status = pipeline.WorkflowStatus(b.status)
+	default:
+		return f, usageErrorf("--status %q: want completed, failed or all", b.status)
+	}
+	if b.since == "" {
+		return f, nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, b.since, time.Local); err == nil {
+			f.Since = t
+			return f, nil
+		}
+	}
+	if d, err := time.ParseDuration(b.since); err == nil && d > 0 {
+		f.Since = now.Add(-d)
+		return f, nil
+	}
+	return f, usageErrorf("--since %q: want a date (2026-01-02), a time (RFC 3339) or a duration ago (72h)", b.since)
+}
+
+// backfillLocal runs a backfill on the local home and waits for it.
+func backfillLocal(ctx context.Context, f *runFlags, b backfillFlags, filter pipeline.BackfillFilter) error {
+	stdout, stderr := f.stdout, f.stderr
+	lp, err := openLocalPipeline(ctx, f, stderr)
+	if err != nil {
+		return err
+	}
+	defer lp.Close()
+	if err := lp.backend.LockHome(); err != nil {
+		return err
+	}
+	stopRelay, err := startRelay(ctx, lp.backend, f.notify, f.allowPrivate, lp.logger)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
+	repo := lp.backend.Repo
+	target := lp.options.Pipeline
+	def := lp.options.Ingester.Definition
+	items, err := repo.PlanBackfill(ctx, f.project, target.Name, target.Version, filter)
+	if err != nil {
+		return err
+	}
+	if b.dryRun {
+		return printForecast(ctx, stdout, repo, items, def, f.noCache)
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(stdout, "nothing to backfill: every document of %s on %s is there already (or matches no filter)\n", f.project, pipeline.PipelineKey(target.Name, target.Version))
+		return nil
+	}
+	// A backfill killed midway left its workflows' slots taken: count
+	// them afresh, as work does, before starting anything.
+	if err := repo.RecountRunning(ctx, f.project); err != nil {
+		return err
+	}
+	if err := repo.CreateBackfillWorkflows(ctx, items, target.Version, def.Stages, f.noCache); err != nil {
+		return err
+	}
+	id := pipeline.NewID()
+	started := time.Now()
+	prog := newBackfillProgress(stderr, f.progress, len(items))
+	rt := lp.runtime(nil)
+	var mu sync.Mutex
+	ends := make([]localrun.Ended, len(items))
+	for i, it := range items {
+		wf := *it.Target
+		if err := rt.Start(ctx, localrun.Job{File: wf.FileName, Workflow: wf}, func(e localrun.Ended) {
+			mu.Lock()
+			ends[i] = e
+			mu.Unlock()
+			prog.ended(e.Err != nil)
+		}); err != nil {
+			return err
+		}
+	}
+	rt.Wait()
+	prog.stop()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sum := pipeline.EventBackfill{ID: id, Documents: len(items), Seconds: time.Since(started).Seconds()}
+	var results []docResult
+	for i, it := range items {
+		p, err := repo.GetProgress(ctx, it.Target.ID)
+		if err != nil {
+			return err
+		}
+		for _, st := range def.Stages {
+			switch s := p.Steps[st.Name]; {
+			case s.Reused():
+				sum.StagesReused++
+			case s.Status == pipeline.StepCompleted:
+				sum.StagesRun++
+			}
+		}
+		if p.Status == pipeline.WorkflowCompleted {
+			sum.Completed++
+		} else {
+			sum.Failed++
+		}
+		results = append(results, docResult{
+			File: it.Target.FileName, WorkflowID: it.Target.ID, Status: string(p.Status),
+			Segments: p.TotalSegments, FailedSegments: p.SegmentsFailed, SkippedSegments: p.SegmentsSkipped, Error: p.Error,
+			Seconds: ends[i].End.Sub(ends[i].Start).Seconds(),
+		})
+	}
+	if _, err := repo.AnnounceBackfill(ctx, f.project, target.Name, target.Version, sum); err != nil {
+		return err
+	}
+	if err := report(stdout, results, f.jsonOut); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "backfill %s onto %s: %d documents, %d completed, %d failed; %d stages run, %d reused\n",
+		id, pipeline.PipelineKey(target.Name, target.Version), sum.Documents, sum.Completed, sum.Failed, sum.StagesRun, sum.StagesReused)
+	if sum.Failed > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+// printForecast prints, per document, the stages a backfill would run and
+// those it would reuse, and what the runs cost the last time: state
+// transitions, and for AI stages the tokens they billed.
+func printForecast(ctx context.Context, w io.Writer, repo *pipeline.Repository, items []pipeline.BackfillItem, def pipeline.Definition, noCache bool) error {
+	if len(items) == 0 {
+		fmt.Fprintln(w, "nothing to backfill")
+		return nil
+	}
+	t := newTextTable(w, "DOCUMENT", "FROM", "RUN", "REUSE", "EST. TRANSITIONS")
+	totalRun, totalReused, totalTransitions := 0, 0, 0
+	for _, it := range items {
+		prev := it.Previous
+		prevDef, err := repo.Definition(ctx, prev.Pipeline, prev.PipelineVersion)
+		if err != nil {
+			return err
+		}
+		p, err := repo.GetProgress(ctx, prev.ID)
+		if err != nil {
+			return err
+		}
+		trs, err := repo.ListTransitions(ctx, prev.ID)
+		if err != nil {
+			return err
+		}
+		var run, reuse []string
+		transitions := 0
+		for _, fc := range pipeline.ForecastStages(prevDef, def, p, noCache) {
+			if fc.Reused {
+				reuse = append(reuse, fc.Stage)
+				continue
+			}
+			run = append(run, fc.Stage)
+			for _, tr := range trs {
+				if tr.Step == fc.Stage {
+					transitions++
+				}
+			}
+		}
+		totalRun += len(run)
+		totalReused += len(reuse)
+		totalTransitions += transitions
+		from := pipeline.PipelineKey(prev.Pipeline, prev.PipelineVersion) + " " + prev.ID
+		if it.Resumed {
+			from += " (resumes " + it.Target.ID + ")"
+		}
+		t.row(printable(prev.FileName), from, strings.Join(run, ","), strings.Join(reuse, ","), fmt.Sprint(transitions))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d documents: %d stage runs, %d reused; about %d step transitions (what the runs took last time)\n", len(items), totalRun, totalReused, totalTransitions)
+	return err
+}
+
+// backfillProgress shows how far a backfill is: documents done of all,
+// failures, and the time left at the rate so far. On a terminal the line
+// redraws in place; elsewhere it is logged at most once a second.
+type backfillProgress struct {
+	w        io.Writer
+	mode     string
+	total    int
+	started  time.Time
+	mu       sync.Mutex
+	done     int
+	failed   int
+	lastLine time.Time
+}
+
+func newBackfillProgress(w io.Writer, mode string, total int) *backfillProgress {
+	if mode == "auto" {
+		mode = "log"
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			mode = "bars"
+		}
+	}
+	return &backfillProgress{w: w, mode: mode, total: total, started: time.Now()}
+}
+
+func (p *backfillProgress) ended(failed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	if failed {
+		p.failed++
+	}
+	now := time.Now()
+	if p.mode == "none" || p.mode == "log" && p.done < p.total && now.Sub(p.lastLine) < time.Second {
+		return
+	}
+	p.lastLine = now
+	line := fmt.Sprintf("backfill %d/%d documents, %d failed, %s", p.done, p.total, p.failed, etaText(now.Sub(p.started), p.done, p.total))
+	if p.mode == "bars" {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *backfillProgress) stop() {
+	if p.mode == "bars" {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// etaText estimates the time left from the time done documents took.
+func etaText(took time.Duration, done, total int) string {
+	if done >= total {
+		return "done in " + took.Round(time.Second).String()
+	}
+	left := time.Duration(float64(took) / float64(done) * float64(total-done))
+	return "about " + left.Round(time.Second).String() + " left"
+}
+
+// backfillOnAWS creates the backfill's workflows in the deployment's table
+// and starts each on its version's state machine through the project's
+// admission, as an upload is started: a workflow over the project's limit
+// waits pending, and the reconciler starts it when a slot frees. It
+// returns once everything is started or held; status and events follow
+// the executions.
+func backfillOnAWS(ctx context.Context, a awsIngest, b backfillFlags, filter pipeline.BackfillFilter, noCache bool) error {
+	bk, clients, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer bk.Close()
+	ref, err := pipelineRef(ctx, a.app, bk, a.pipeline)
+	if err != nil {
+		return err
+	}
+	chosen, err := choosePipeline(ctx, bk.Repo, a.project, ref)
+	if err != nil {
+		return err
+	}
+	items, err := bk.Repo.PlanBackfill(ctx, a.project, chosen.name, chosen.version, filter)
+	if err != nil {
+		return err
+	}
+	if b.dryRun {
+		return printForecast(ctx, a.stdout, bk.Repo, items, chosen.def, noCache)
+	}
+	machine, err := pipelineroute.StateMachine(ctx, bk.Repo, a.stateMachine, chosen.name, chosen.version)
+	if err != nil {
+		return err
+	}
+	if err := bk.Repo.CreateBackfillWorkflows(ctx, items, chosen.version, chosen.def.Stages, noCache); err != nil {
+		return err
+	}
+	in := s3ingest.Ingest{
+		Ingester: &pipeline.Ingester{Repo: bk.Repo, Blobs: bk.Blobs, Definition: chosen.def, Bucket: bk.Bucket},
+		Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: machine, Repo: bk.Repo},
+		Project:  a.project, Pipeline: chosen.name, PipelineVersion: chosen.version,
+	}
+	held := 0
+	for _, it := range items {
+		res, err := in.Start(ctx, pipeline.Registration{Workflow: *it.Target})
+		if err != nil {
+			return fmt.Errorf("%s: %w", it.Target.FileName, err)
+		}
+		state := res.ExecutionID
+		if res.Held {
+			state, held = "held (pending): the project is at its limit", held+1
+		}
+		fmt.Fprintf(a.stdout, "%s %s %s\n", it.Target.ID, printable(it.Target.FileName), state)
+	}
+	fmt.Fprintf(a.stderr, "backfill onto %s: %d documents started, %d held\n", chosen, len(items)-held, held)
+	return nil
+}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
+)
+
+// cachePipeline writes the example pipeline into dir: an expensive
+// segment stage a (a counts its runs in a.count) and a document stage b
+// that sums a's answers (b.count). scale is a's setting, label b's.
+func cachePipeline(t *testing.T, dir, scale, label string) string {
+	t.Helper()
+	a := `import json, os, sys
+req = json.load(sys.stdin)
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "a.count"), "a") as f:
+    f.write(req["workflow_id"] + "\n")
+print(json.dumps({"words": len(req["segment"]["text"].split()) * req["settings"]["scale"]}))
+`
+	b := `import json, os, sys
+req = json.load(sys.stdin)
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "b.count"), "a") as f:
+    f.write(req["workflow_id"] + "\n")
+total = sum(json.loads(l)["output"]["words"] for l in open(req["inputs"]["needs"]["a"]) if l.strip())
+print(json.dumps({"total": total, "label": req["settings"]["label"]}))
+`
+	file := `name: cachex
+stages:
+  - name: a
+    scope: segment
+    needs: [segment_builder]
+    run: {command: [python3, a.py]}
+    settings: {scale: ` + scale + `}
+  - name: b
+    needs: [a]
+    run: {command: [python3, b.py]}
+    settings: {label: ` + label + `}
+`
+	for name, body := range map[string]string{"a.py": a, "b.py": b, "pipeline.yaml": file} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "pipeline.yaml")
+}
+
+// runs is how many times a stage's command of the example ran.
+func runs(t *testing.T, dir, stage string) int {
+	t.Helper()
+	n := 0
+	for _, c := range runsBy(t, dir, stage) {
+		n += c
+	}
+	return n
+}
+
+// runsBy is how many times a stage's command ran, by workflow.
+func runsBy(t *testing.T, dir, stage string) map[string]int {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, stage+".count"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for _, id := range strings.Fields(string(raw)) {
+		by[id]++
+	}
+	return by
+}
+
+// threeDocs writes three two-section documents.
+func threeDocs(t *testing.T) string {
+	t.Helper()
+	docs := t.TempDir()
+	for i, words := range []string{"apples and pears", "plums", "figs dates and grapes here"} {
+		body := "# One\n\nThe first section: " + words + ".\n\n# Two\n\nThe second section is short.\n"
+		if err := os.WriteFile(filepath.Join(docs, string(rune('a'+i))+".md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return docs
+}
+
+// A stage's output is reused by content: a new version that changes only
+// the document stage b runs b for every document and the segment stage a
+// for none; changing a's settings runs both. What a reused run leaves
+// equals what an uncached run of the same version leaves.
+func TestStageCacheReusesUnchangedStages(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	run := func(want ...string) []docResult {
+		t.Helper()
+		out, _ := cli(t, "run", "--pipeline", "cachex", "--json", "--progress", "none", "--home", home, docs)
+		res := decodeLines[docResult](t, out)
+		if len(res) != 3 {
+			t.Fatalf("run --json = %+v, want 3 documents", res)
+		}
+		for _, r := range res {
+			if !r.succeeded() || r.Reused {
+				t.Fatalf("run --json = %+v, want 3 new completed workflows", res)
+			}
+		}
+		return res
+	}
+	apply := func(scale, label, version string) {
+		t.Helper()
+		want(t, 0, []string{"cachex@" + version}, "pipeline", "apply", cachePipeline(t, dir, scale, label), "--home", home)
+	}
+	apply("1", "one", "1")
+	run()
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 3 {
+		t.Fatalf("v1: a ran %d times, b %d; want 6 (3 documents × 2 segments) and 3", a, b)
+	}
+
+	apply("1", "two", "2")
+	v2 := run()
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 6 {
+		t.Fatalf("v2 (b changed): a ran %d times in all, b %d; want 6 (a reused) and 6", a, b)
+	}
+	status := want(t, 0, []string{"reused"}, "status", "--home", home, v2[0].WorkflowID)
+	if !regexpLine(status, `\ba\b.*reused`) || regexpLine(status, `\bb\b.*reused`) {
+		t.Errorf("status of a v2 workflow should show a reused and b not:\n%s", status)
+	}
+	cached := want(t, 0, nil, "show", "--stage", "b", "--home", home, v2[0].WorkflowID)
+	if !strings.Contains(cached, `"label": "two"`) && !strings.Contains(cached, `"label":"two"`) {
+		t.Fatalf("show --stage b = %s, want v2's label", cached)
+	}
+
+	// The same version uncached, elsewhere, gives the same outputs.
+	other := t.TempDir()
+	want(t, 0, nil, "pipeline", "apply", filepath.Join(dir, "pipeline.yaml"), "--home", other)
+	out, _ := cli(t, "run", "--pipeline", "cachex", "--no-cache", "--json", "--progress", "none", "--home", other, docs)
+	fresh := decodeLines[docResult](t, out)
+	byFile := map[string]string{}
+	for _, r := range fresh {
+		byFile[r.File] = r.WorkflowID
+	}
+	for _, r := range v2 {
+		for _, stage := range []string{"a", "b"} {
+			got := want(t, 0, nil, "show", "--stage", stage, "--home", home, r.WorkflowID)
+			uncached := want(t, 0, nil, "show", "--stage", stage, "--home", other, byFile[r.File])
+			if got != uncached {
+				t.Errorf("%s stage %s: cached run left\n%s\nuncached\n%s", r.File, stage, got, uncached)
+			}
+		}
+	}
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 12 || b != 9 {
+		t.Fatalf("--no-cache: a ran %d times in all, b %d; want 12 and 9 (everything ran)", a, b)
+	}
+
+	apply("2", "two", "3")
+	run()
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 18 || b != 12 {
+		t.Fatalf("v3 (a's settings changed): a ran %d times in all, b %d; want 18 and 12 (both ran)", a, b)
+	}
+}
+
+// regexpLine says whether a line of out matches pattern.
+func regexpLine(out, pattern string) bool {
+	re := regexp.MustCompile(pattern)
+	for _, l := range strings.Split(out, "\n") {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// The example on backfill: onto a version that changes only b, a project
+// of three documents runs b three times and a not at all; each new
+// workflow supersedes the old one, both ways; the dry run said so first;
+// a second backfill finds nothing to do, and one event summarises it.
+func TestBackfillReusesUnchangedStages(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	want(t, 0, []string{"cachex@1"}, "pipeline", "apply", cachePipeline(t, dir, "1", "one"), "--home", home)
+	out, _ := cli(t, "run", "--pipeline", "cachex", "--json", "--progress", "none", "--home", home, docs)
+	v1 := decodeLines[docResult](t, out)
+	want(t, 0, []string{"cachex@2"}, "pipeline", "apply", cachePipeline(t, dir, "1", "two"), "--home", home)
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 3 {
+		t.Fatalf("v1: a ran %d times, b %d; want 6 and 3", a, b)
+	}
+
+	dry := want(t, 0, []string{"3 documents: 12 stage runs, 6 reused"}, "backfill", "--pipeline", "cachex@2", "--dry-run", "--home", home)
+	for _, r := range v1 {
+		if !regexpLine(dry, filepath.Base(r.File)+`\s.*cachex@1 `+r.WorkflowID+`\s+segment_prep,ocr,segment_builder,b\s+format_parser,a\s`) {
+			t.Errorf("dry run should say %s runs b and reuses a:\n%s", filepath.Base(r.File), dry)
+		}
+	}
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 3 {
+		t.Fatalf("the dry run ran stages: a %d times, b %d", a, b)
+	}
+
+	out = want(t, 0, []string{"3 completed, 0 failed; 12 stages run, 6 reused"}, "backfill", "--pipeline", "cachex@2", "--json", "--progress", "none", "--home", home)
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 6 || b != 6 {
+		t.Fatalf("backfill onto v2: a ran %d times in all, b %d; want 6 (reused) and 6", a, b)
+	}
+	v2 := decodeLines[docResult](t, out)
+	if len(v2) != 3 {
+		t.Fatalf("backfill --json = %+v, want 3 documents", v2)
+	}
+	for _, r := range v2 {
+		var d workflowDetail
+		decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, r.WorkflowID), &d)
+		old := d.Workflow.Supersedes
+		if d.Workflow.PipelineVersion != 2 || old == "" {
+			t.Fatalf("backfilled workflow = %+v, want cachex@2 superseding a v1 workflow", d.Workflow)
+		}
+		want(t, 0, []string{"superseded by  " + r.WorkflowID}, "status", "--home", home, old)
+		want(t, 0, []string{"supersedes     " + old}, "status", "--home", home, r.WorkflowID)
+		if !d.Progress.Steps["format_parser"].Reused() {
+			t.Errorf("format_parser of %s = %+v, want the extraction reused", r.WorkflowID, d.Progress.Steps["format_parser"])
+		}
+		// The reused extraction's text is the old workflow's, read in place.
+		if got, was := want(t, 0, nil, "show", "--text", "--home", home, r.WorkflowID), want(t, 0, nil, "show", "--text", "--home", home, old); got != was || got == "" {
+			t.Errorf("text of %s:\n%s\nwas\n%s", r.WorkflowID, got, was)
+		}
+	}
+	want(t, 0, []string{"nothing to backfill"}, "backfill", "--pipeline", "cachex@2", "--home", home)
+
+	events := want(t, 0, nil, "events", "--json", "--home", home)
+	if n := strings.Count(events, `"backfill.completed"`); n != 1 {
+		t.Errorf("%d backfill.completed events, want 1:\n%s", n, events)
+	}
+}
+
+func decodeJSON(t *testing.T, raw string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(raw), v); err != nil {
+		t.Fatalf("%v in %s", err, raw)
+	}
+}
+
+// rerun --from runs a stage and every stage after it again on the same
+// version: with the cache, unchanged stages find their earlier outputs
+// (nothing runs); with --no-cache they run; an unknown stage is a usage
+// error.
+func TestRerunFromStage(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	want(t, 0, nil, "pipeline", "apply", cachePipeline(t, dir, "1", "one"), "--home", home)
+	out, _ := cli(t, "run", "--pipeline", "cachex", "--json", "--progress", "none", "--home", home, filepath.Join(docs, "a.md"))
+	id := decodeLines[docResult](t, out)[0].WorkflowID
+	before := want(t, 0, nil, "show", "--stage", "b", "--home", home, id)
+	check := func(what string, a, b int) {
+		t.Helper()
+		if ga, gb := runsBy(t, dir, "a")[id], runsBy(t, dir, "b")[id]; ga != a || gb != b {
+			t.Fatalf("%s: a ran %d times, b %d; want %d and %d", what, ga, gb, a, b)
+		}
+		if got := want(t, 0, nil, "show", "--stage", "b", "--home", home, id); got != before {
+			t.Fatalf("%s: b's output changed:\n%s\nwas\n%s", what, got, before)
+		}
+	}
+	check("first run", 2, 1)
+
+	want(t, 2, []string{`no stage "nope"`}, "rerun", "--from", "nope", "--home", home, id)
+	want(t, 0, []string{"completed"}, "rerun", "--from", "a", "--progress", "none", "--home", home, id)
+	check("rerun --from a", 2, 1)
+	want(t, 0, []string{"completed"}, "rerun", "--from", "b", "--no-cache", "--progress", "none", "--home", home, id)
+	check("rerun --from b --no-cache", 2, 2)
+	want(t, 0, []string{"completed"}, "rerun", "--from", "a", "--no-cache", "--progress", "none", "--home", home, id)
+	check("rerun --from a --no-cache", 4, 3)
+	want(t, 0, []string{"completed"}, "rerun", "--from", "segment_prep", "--progress", "none", "--home", home, id)
+	check("rerun --from segment_prep", 4, 3)
+	var d workflowDetail
+	decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, id), &d)
+	if p := d.Progress; p.Status != pipeline.WorkflowCompleted || p.SegmentsDone != 2 || p.TotalSegments != 2 {
+		t.Errorf("after the re-runs: %+v, want completed with 2 segments done", p)
+	}
+}
+
+// A stage that says cache: false runs every time, even when nothing it
+// depends on changed.
+func TestStageCacheOffPerStage(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	file := cachePipeline(t, dir, "1", "one")
+	raw, _ := os.ReadFile(file)
+	off := strings.Replace(string(raw), "    settings: {scale: 1}\n", "    settings: {scale: 1}\n    cache: false\n", 1)
+	if off == string(raw) {
+		t.Fatal("the pipeline file did not take cache: false")
+	}
+	os.WriteFile(file, []byte(off), 0o644)
+	want(t, 0, nil, "pipeline", "apply", file, "--home", home)
+	want(t, 0, nil, "run", "--pipeline", "cachex", "--progress", "none", "--home", home, docs)
+	os.WriteFile(file, []byte(strings.Replace(off, "label: one", "label: two", 1)), 0o644)
+	want(t, 0, []string{"cachex@2"}, "pipeline", "apply", file, "--home", home)
+	want(t, 0, []string{"3 completed, 0 failed"}, "backfill", "--pipeline", "cachex@2", "--progress", "none", "--home", home)
+	if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != 12 || b != 6 {
+		t.Fatalf("a (cache: false) ran %d times in all, b %d; want 12 and 6", a, b)
+	}
+}

@@ -1,0 +1,161 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// The stage cache: a stage's output is reused when everything that
+// determines it is the same as for an earlier output. That is what the
+// cache key hashes (CacheKey): the stage's definition as stored (how it
+// runs, its settings and scope; not its timeout or retry policy, which
+// change when it runs, not what it answers), the version of the code
+// behind it, and the content of its inputs. A CachedOutput item per key
+// (StageCacheKey) names the blob holding the output and the workflow that
+// produced it. Entries are never the only copy of anything: they point
+// into blobs a workflow wrote, which nothing deletes while the workflow
+// exists (blobs are deleted only with their workflow, and only when no
+// cache entry names them: see the blob store's retention notes in
+// blobkeys.go).
+
+// CachedOutput is one reusable stage output.
+type CachedOutput struct {
+	Key   string `json:"key"`
+	Stage string `json:"stage"`
+	// Workflow produced the output; a workflow reusing it records this
+	// one's id as where its stage came from.
+	Workflow WorkflowRef `json:"workflow"`
+	// Blob holds the output. For a segment stage it is the producer's
+	// batch blob and Index the segment's line in it.
+	Blob      string `json:"blob"`
+	Index     int    `json:"index,omitempty"`
+	CreatedAt string `json:"created_at"`
+}
+
+// CacheKey hashes what determines one stage output. Add the inputs in a
+// fixed order; each is framed by its name and length, so no two input
+// lists hash alike by running into each other.
+type CacheKey struct{ h hash.Hash }
+
+// NewCacheKey starts the key of st's output, for st run by code at
+// codeVersion.
+func NewCacheKey(st Stage, codeVersion string) *CacheKey {
+	k := &CacheKey{h: sha256.New()}
+	def, err := json.Marshal(struct {
+		Run      RunSpec        `json:"run"`
+		Settings map[string]any `json:"settings,omitempty"`
+		Scope    Scope          `json:"scope"`
+	}{st.Run, st.Settings, st.Scope})
+	if err != nil {
+		panic("pipeline: a stored stage does not encode: " + err.Error()) // stored stages are plain data
+	}
+	k.Add("definition", def)
+	k.Add("code", []byte(codeVersion))
+	return k
+}
+
+// Add hashes one named input.
+func (k *CacheKey) Add(name string, content []byte) *CacheKey {
+	var n [8]byte
+	for _, part := range [][]byte{[]byte(name), content} {
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		k.h.Write(n[:])
+		k.h.Write(part)
+	}
+	return k
+}
+
+// Clone is a key with the inputs added so far, to add more to: the
+// inputs a stage's segments share, then each segment's own.
+func (k *CacheKey) Clone() *CacheKey {
+	state, err := k.h.(interface{ MarshalBinary() ([]byte, error) }).MarshalBinary()
+	if err != nil {
+		panic("pipeline: sha256 state: " + err.Error())
+	}
+	h := sha256.New()
+	if err := h.(interface{ UnmarshalBinary([]byte) error }).UnmarshalBinary(state); err != nil {
+		panic("pipeline: sha256 state: " + err.Error())
+	}
+	return &CacheKey{h: h}
+}
+
+// Sum is the key.
+func (k *CacheKey) Sum() string { return hex.EncodeToString(k.h.Sum(nil)) }
+
+// LookupStageCache reads the cached output under key; found is false when
+// there is none.
+func (r *Repository) LookupStageCache(ctx context.Context, key string) (out CachedOutput, found bool, err error) {
+	err = r.get(ctx, StageCacheKey(key), &out)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return CachedOutput{}, false, nil
+	case err != nil:
+		return CachedOutput{}, false, err
+	}
+	return out, true, nil
+}
+
+// RecordStageCache stores cached outputs, many to a transaction. A key
+// already there is overwritten: the same key means the same output, and
+// the newest producer is the one whose blobs live longest.
+func (r *Repository) RecordStageCache(ctx context.Context, outs ...CachedOutput) error {
+	now := FormatTime(r.now())
+	for len(outs) > 0 {
+		n := min(len(outs), table.MaxTransactItems)
+		acts := make([]table.TxAction, 0, n)
+		for _, o := range outs[:n] {
+			if err := validName("step", o.Stage); err != nil {
+				return err
+			}
+			if o.CreatedAt == "" {
+				o.CreatedAt = now
+			}
+			it, err := entityItem(StageCacheKey(o.Key), o)
+			if err != nil {
+				return err
+			}
+			acts = append(acts, table.TxPut{Item: it})
+		}
+		if len(acts) == 1 {
+			if err := r.t.Put(ctx, acts[0].(table.TxPut).Item, nil); err != nil {
+				return fmt.Errorf("pipeline: record stage cache: %w", err)
+			}
+		} else if err := r.t.Transact(ctx, acts); err != nil {
+			return fmt.Errorf("pipeline: record stage cache: %w", err)
+		}
+		outs = outs[n:]
+	}
+	return nil
+}
+
+// CountStageSegments adds to a segment stage's counts of the segments a
+// batch answered from the cache (reused, the first from the workflow
+// from) and those it ran. The stage's completion says it was reused when
+// it ran none (ReusedFrom on its StepChange).
+func (r *Repository) CountStageSegments(ctx context.Context, workflowID, stage string, reused, ran int, from string) error {
+	if err := validName("step", stage); err != nil {
+		return err
+	}
+	if reused == 0 && ran == 0 {
+		return nil
+	}
+	updates := []table.Update{
+		table.Add{Path: stepPath(stage, "segments_reused"), Delta: float64(reused)},
+		table.Add{Path: stepPath(stage, "segments_run"), Delta: float64(ran)},
+	}
+	if from != "" {
+		updates = append(updates, table.Set{Path: stepPath(stage, "reused_from"), Value: from})
+	}
+	if _, err := r.t.Update(ctx, StepKey(workflowID), updates, table.Exists{Path: stepPath(stage, "status")}); err != nil {
+		return fmt.Errorf("pipeline: count segments of %s in %s: %w", stage, workflowID, err)
+	}
+	return nil
+}

@@ -1,0 +1,345 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+)
+
+// Code versions: part of every cache key of the stages the code runs
+// (the extraction's is extractionCodeVersion).
+// Bump one when that code's output changes for the same inputs, so that
+// no earlier output is reused for it.
+const (
+	analyzerCodeVersion = "segment_analyzer/1"
+	// stageRequestVersion covers users' stages: what docpipe hands them
+	// (the request, the files) is the code docpipe owns there.
+	stageRequestVersion = "stage-request/1"
+	aiCodeVersion       = "ai-analysis/1"
+)
+
+type cacheOffKey struct{}
+
+// withoutCache marks ctx: the step neither reuses outputs nor offers its
+// own (the workflow was started with --no-cache).
+func withoutCache(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cacheOffKey{}, true)
+}
+
+// cacheOn says whether st may reuse and offer outputs in ctx.
+func (h *handlers) cacheOn(ctx context.Context, st pipeline.Stage) bool {
+	off, _ := ctx.Value(cacheOffKey{}).(bool)
+	return !off && pipeline.StageCached(st)
+}
+
+// cacheContext is ctx for a step of a workflow whose step item is prog.
+func cacheContext(ctx context.Context, prog pipeline.StepProgress) context.Context {
+	if prog.NoCache {
+		return withoutCache(ctx)
+	}
+	return ctx
+}
+
+// cachedKind is a segment kind whose answers the stage cache keeps.
+type cachedKind interface {
+	// cacheKeys is the cache key of each call's answer: everything the
+	// answer depends on, the segment's own inputs included, and nothing
+	// of the batch it came in (batch sizes may differ between versions).
+	cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInput, pipe *workflowPipeline, st pipeline.Stage, calls []segmentCall) ([]string, error)
+}
+
+// eachKey derives one key per call from base and the call's text, plus
+// what more adds for the call's segment.
+func eachKey(base *pipeline.CacheKey, calls []segmentCall, more func(index int, k *pipeline.CacheKey)) []string {
+	keys := make([]string, len(calls))
+	for i, c := range calls {
+		k := base.Clone().Add("text", []byte(c.Text))
+		if more != nil {
+			more(c.Index, k)
+		}
+		keys[i] = k.Sum()
+	}
+	return keys
+}
+
+func (analyzerKind) cacheKeys(_ context.Context, _ *handlers, _ pipeline.StepInput, _ *workflowPipeline, st pipeline.Stage, calls []segmentCall) ([]string, error) {
+	return eachKey(pipeline.NewCacheKey(st, analyzerCodeVersion), calls, nil), nil
+}
+
+func (aiKind) cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInput, _ *workflowPipeline, st pipeline.Stage, calls []segmentCall) ([]string, error) {
+	base := pipeline.NewCacheKey(st, aiCodeVersion)
+	proj, err := h.Repo.GetProject(ctx, in.Workflow.ProjectID)
+	if err != nil {
+		return nil, storageErr("read project", err)
+	}
+	attrs, err := h.docAttrs(ctx, in.Workflow)
+	if err != nil {
+		return nil, err
+	}
+	base.Add("prompt", []byte(proj.Settings.DocumentPrompt)).Add("language", []byte(attrs.Language))
+	return eachKey(base, calls, nil), nil
+}
+
+func (userKind) cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInput, pipe *workflowPipeline, st pipeline.Stage, calls []segmentCall) ([]string, error) {
+	base, err := h.requestKey(ctx, in.Workflow, st)
+	if err != nil {
+		return nil, err
+	}
+	// The document stages it needs, as their outputs; the ingestion
+	// stages' outputs are the segment's text, already in its key (their
+	// manifest would tie the key to the batch size).
+	perSegment := map[string]map[int]stageLine{}
+	for _, name := range st.Needs {
+		n, _ := pipe.def.Stage(name)
+		switch {
+		case n.Scope == pipeline.ScopeSegment:
+			lines, err := h.stageLines(ctx, in.Workflow, n, in.Batch.Batch)
+			if err != nil {
+				return nil, err
+			}
+			perSegment[name] = lines
+		case slices.Contains(pipeline.IngestionStages, name):
+		default:
+			raw, _, err := h.getOptional(ctx, h.documentOutputKey(in.Workflow, n))
+			if err != nil {
+				return nil, err
+			}
+			base.Add("needs/"+name, raw)
+		}
+	}
+	return eachKey(base, calls, func(index int, k *pipeline.CacheKey) {
+		for _, name := range st.Needs {
+			if lines, ok := perSegment[name]; ok {
+				k.Add("needs/"+name, lines[index].Output)
+			}
+		}
+	}), nil
+}
+
+// documentOutputKey is the blob holding document stage n's output.
+func (h *handlers) documentOutputKey(ref pipeline.WorkflowRef, n pipeline.Stage) string {
+	if k := builtinOutputKey(n.Run.Builtin, ref); n.Run.Kind() == pipeline.RunBuiltin && k != "" {
+		return k
+	}
+	return pipeline.StageOutputBlobKey(ref, n.Name)
+}
+
+// requestKey starts the key of a user's stage from what every request of
+// it carries: the source's content, the project and the document.
+func (h *handlers) requestKey(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage) (*pipeline.CacheKey, error) {
+	k := pipeline.NewCacheKey(st, stageRequestVersion)
+	doc, err := h.Repo.GetDocument(ctx, ref.ProjectID, ref.DocumentID)
+	if err != nil {
+		return nil, storageErr("read document", err)
+	}
+	proj, err := h.Repo.GetProject(ctx, ref.ProjectID)
+	if err != nil {
+		return nil, storageErr("read project", err)
+	}
+	attrs, err := h.docAttrs(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	project, _ := json.Marshal(stageProject(proj))
+	document, _ := json.Marshal(struct {
+		FileName string
+		Attrs    *pipeline.DocAttrs
+	}{doc.FileName, attrs})
+	k.Add("source", []byte(doc.SHA256)).Add("project", project).Add("document", document)
+	return k, nil
+}
+
+// cachedSegments looks keys up for workflow self: the line the cache
+// holds for each (nil for a miss) and the workflow the first hit from
+// another workflow came from. A line another workflow answered says so
+// (ReusedFrom); one self answered before (a re-run, a retried batch) is
+// its own. A hit whose blob or line is gone is a miss.
+func (h *handlers) cachedSegments(ctx context.Context, kind segmentKind, keys []string, self string) ([]*stageLine, string, error) {
+	entries := make([]*pipeline.CachedOutput, len(keys))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(h.parallelism() * 4) // lookups wait on the table, not the CPU
+	for i, key := range keys {
+		g.Go(func() error {
+			e, found, err := h.Repo.LookupStageCache(gctx, key)
+			if err != nil {
+				return storageErr("read stage cache", err)
+			}
+			if found {
+				entries[i] = &e
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, "", err
+	}
+	var mu sync.Mutex
+	blobs := map[string]map[int]stageLine{}
+	load := func(key string) (map[int]stageLine, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if lines, ok := blobs[key]; ok {
+			return lines, nil
+		}
+		lines, err := kind.store().load(ctx, h, key)
+		blobs[key] = lines
+		return lines, err
+	}
+	out := make([]*stageLine, len(keys))
+	from := ""
+	for i, e := range entries {
+		if e == nil {
+			continue
+		}
+		lines, err := load(e.Blob)
+		if err != nil {
+			return nil, "", err
+		}
+		l, ok := lines[e.Index]
+		if !ok || l.Error != "" {
+			continue
+		}
+		out[i] = &l
+		if e.Workflow.WorkflowID == self {
+			continue
+		}
+		l.ReusedFrom = e.Workflow.WorkflowID
+		if from == "" {
+			from = e.Workflow.WorkflowID
+		}
+	}
+	return out, from, nil
+}
+
+// cachedDocument returns the output cached under key, and the workflow
+// that produced it; found is false for a miss (or a blob gone since).
+func (h *handlers) cachedDocument(ctx context.Context, key string) (raw []byte, from string, found bool, err error) {
+	e, found, err := h.Repo.LookupStageCache(ctx, key)
+	switch {
+	case err != nil:
+		return nil, "", false, storageErr("read stage cache", err)
+	case !found:
+		return nil, "", false, nil
+	}
+	raw, found, err = h.getOptional(ctx, e.Blob)
+	if err != nil || !found {
+		return nil, "", false, err
+	}
+	return raw, e.Workflow.WorkflowID, true, nil
+}
+
+// fileKey adds the files a stage reads, by name, to k.
+func fileKey(k *pipeline.CacheKey, files map[string]string) error {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		raw, err := os.ReadFile(files[n])
+		if err != nil {
+			return err
+		}
+		k.Add("needs/"+n, raw)
+	}
+	return nil
+}
+
+// segmentLookup is what the cache holds for a batch's calls: each call's
+// key and cached line (nil: a miss). No keys: the cache is off.
+type segmentLookup struct {
+	keys []string
+	hits []*stageLine
+	from string // the workflow the first hit came from
+}
+
+// segmentCache looks the calls of st up in the stage cache.
+func (h *handlers) segmentCache(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline, st pipeline.Stage, kind segmentKind, calls []segmentCall) (segmentLookup, error) {
+	ck, ok := kind.(cachedKind)
+	if !ok || len(calls) == 0 || !h.cacheOn(ctx, st) {
+		return segmentLookup{hits: make([]*stageLine, len(calls))}, nil
+	}
+	keys, err := ck.cacheKeys(ctx, h, in, pipe, st, calls)
+	if err != nil {
+		return segmentLookup{}, err
+	}
+	hits, from, err := h.cachedSegments(ctx, kind, keys, in.Workflow.WorkflowID)
+	if err != nil {
+		return segmentLookup{}, err
+	}
+	return segmentLookup{keys: keys, hits: hits, from: from}, nil
+}
+
+// offerSegments records, once the batch blob at blobKey holds them, the
+// answers the stage gave now (at: their positions in lines, in the order
+// of cache.keys) as reusable, and counts the batch's reused and run
+// segments on the stage's step. Failed answers are not offered: a
+// failure may be the moment's, and is tried again.
+func (h *handlers) offerSegments(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage, blobKey string, cache segmentLookup, lines []*segmentAnswer, at []int, reused int) error {
+	if cache.keys == nil {
+		return nil
+	}
+	var offers []pipeline.CachedOutput
+	for j, i := range at {
+		if a := lines[i]; a != nil && a.line.Error == "" {
+			offers = append(offers, pipeline.CachedOutput{Key: cache.keys[j], Stage: st.Name, Workflow: ref, Blob: blobKey, Index: a.line.Index})
+		}
+	}
+	if len(offers) > 0 {
+		if err := h.flushBlobs(ctx); err != nil {
+			return err
+		}
+		if err := h.Repo.RecordStageCache(ctx, offers...); err != nil {
+			return storageErr("record stage cache", err)
+		}
+	}
+	if err := h.Repo.CountStageSegments(ctx, ref.WorkflowID, st.Name, reused, len(at), cache.from); err != nil {
+		return storageErr("count segments", err)
+	}
+	return nil
+}
+
+// reuseDocumentOutput answers a document stage of workflow ref from the
+// cache: the output under key becomes the workflow's at outKey (its own
+// earlier output, on a re-run, stays where it is). ok is false for a
+// miss.
+//
+// The output is written again under the workflow's own key: every reader
+// of a document stage's output (the stages that need it, show, export,
+// the dashboard, reviews) finds it there. It is one small blob; the run
+// it stands for is what the cache saves.
+func (h *handlers) reuseDocumentOutput(ctx context.Context, ref pipeline.WorkflowRef, key, outKey string) (outcome, bool, error) {
+	raw, from, found, err := h.cachedDocument(ctx, key)
+	if err != nil || !found {
+		return outcome{}, false, err
+	}
+	if from == ref.WorkflowID {
+		return outcome{message: "unchanged since its last run"}, true, nil
+	}
+	if err := blob.PutBytes(ctx, h.Blobs, outKey, raw); err != nil {
+		return outcome{}, false, storageErr("write stage output", err)
+	}
+	return outcome{message: "reused from " + from, reusedFrom: from}, true, nil
+}
+
+// offerDocumentOutput records the document stage output at outKey as
+// reusable under key ("" when the cache is off), once it is durable.
+func (h *handlers) offerDocumentOutput(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage, key, outKey string) error {
+	if key == "" {
+		return nil
+	}
+	if err := h.flushBlobs(ctx); err != nil {
+		return err
+	}
+	if err := h.Repo.RecordStageCache(ctx, pipeline.CachedOutput{Key: key, Stage: st.Name, Workflow: ref, Blob: outKey}); err != nil {
+		return storageErr("record stage cache", err)
+	}
+	return nil
+}
