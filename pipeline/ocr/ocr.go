@@ -19,6 +19,8 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 	"github.com/docpipe/docpipe/pipeline/steperr"
+
+	"github.com/docpipe/docpipe/internal/childproc"
 )
 
 // Engine recognises the text of one image file.
@@ -159,6 +161,7 @@ func run(ctx context.Context, timeout time.Duration, bin string, args, env []str
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, bin, args...)
+	childproc.Tie(cmd)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = 5 * time.Second // do not hang on pipes a killed child left open
 	stdout := &capped{max: maxOCRText}

@@ -21,6 +21,8 @@ import (
 	"github.com/docpipe/docpipe/internal/redact"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/childenv"
+
+	"github.com/docpipe/docpipe/internal/childproc"
 )
 
 // Sink is one destination of events. Deliver returns nil only once the
@@ -162,6 +164,7 @@ func (c Command) String() string { return "command " + c.Line }
 // Deliver runs the command once.
 func (c Command) Deliver(ctx context.Context, ev pipeline.Event, body []byte) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", c.Line)
+	childproc.Tie(cmd)
 	cmd.Stdin = bytes.NewReader(body)
 	cmd.Env = childenv.Minimal(c.Env, "DOCPIPE_EVENT_ID="+ev.ID, "DOCPIPE_EVENT_TYPE="+string(ev.Type))
 	var stderr bytes.Buffer

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline/childenv"
+
+	"github.com/docpipe/docpipe/internal/childproc"
 )
 
 // Program is a local program a stage runs, and how it is started and
@@ -45,6 +47,7 @@ func (pr Program) start(req Request) (*process, error) {
 	cmd.Dir = pr.Dir
 	cmd.Env = childenv.Minimal(pr.Env, "DOCPIPE_STAGE="+req.Stage, "DOCPIPE_WORKFLOW_ID="+req.WorkflowID)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	childproc.Tie(cmd)
 
 	// Our own pipes rather than exec's copying goroutines: Wait then
 	// returns when the command exits, even if a grandchild still holds a

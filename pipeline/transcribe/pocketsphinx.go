@@ -17,6 +17,8 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/audio"
+
+	"github.com/docpipe/docpipe/internal/childproc"
 )
 
 // ReasonNoPocketsphinx is given when the recogniser is not installed.
@@ -158,6 +160,7 @@ func (p *Pocketsphinx) recognise(ctx context.Context, wav string) ([]Word, error
 	hmm, lm, dict := p.model()
 	cmd := exec.CommandContext(runCtx, p.binary(), "-infile", wav, "-hmm", hmm, "-lm", lm, "-dict", dict,
 		"-time", "yes", "-logfn", os.DevNull)
+	childproc.Tie(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -21,6 +21,8 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
+
+	"github.com/docpipe/docpipe/internal/childproc"
 )
 
 // DefaultSpan is how much audio one segment holds unless told otherwise.
@@ -294,6 +296,7 @@ func runTool(ctx context.Context, bin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	childproc.Tie(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -9,12 +9,16 @@ import (
 	"os/exec"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/docpipe/docpipe/internal/childproc"
 )
 
 // limitedCommand runs the tool itself, with no shell in between: the
 // memory limit is set on the started process (startLimited).
 func limitedCommand(ctx context.Context, _ int64, tool string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, tool, args...)
+	cmd := exec.CommandContext(ctx, tool, args...)
+	childproc.Tie(cmd)
+	return cmd
 }
 
 // startLimited starts cmd and caps its address space at limit bytes (<=0:
