@@ -53,6 +53,7 @@ func TestHostileCorpus(t *testing.T) {
 				continue // only PDFs read differently with another backend
 			}
 			t.Run(f.Name+"/pdf="+backend, func(t *testing.T) {
+				t.Parallel() // each run is a process of its own, measured alone
 				runHostile(t, bin, path, backend)
 			})
 		}
