@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docpipe/docpipe/cmd/internal/backend"
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/pipeline"
 )
 
@@ -36,7 +37,7 @@ func TestAdmissionAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills it; skipped with -short")
 	}
-	bin := docpipeBinary(t)
+	bin := testbin.Docpipe(t)
 	home, dir := t.TempDir(), t.TempDir()
 	marks, hold := filepath.Join(dir, "marks"), filepath.Join(dir, "hold")
 	if err := os.Mkdir(marks, 0o755); err != nil {

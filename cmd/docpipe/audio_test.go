@@ -83,6 +83,7 @@ func showSegments(t *testing.T, home, workflowID string) []pipeline.Segment {
 // A spoken sentence, as WAV and as MP3, runs through the whole pipeline on
 // the embedded engine and comes back as text with its span of time.
 func TestRunTranscribesSpeech(t *testing.T) {
+	t.Parallel()
 	needTools(t, map[string]string{"espeak-ng": "espeak-ng", "ffmpeg": "ffmpeg", "pocketsphinx_continuous": "pocketsphinx pocketsphinx-en-us"})
 	dir := t.TempDir()
 	wav := speak(t, dir, spokenSentence)

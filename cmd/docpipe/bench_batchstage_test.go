@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
@@ -28,7 +29,7 @@ const batchStage = `
 // whole `docpipe run`; x-no-stage is how many times the run without the
 // stage the run with it takes. The goal is at most 2.
 func BenchmarkBatchStage(b *testing.B) {
-	bin := docpipeBinary(b)
+	bin := testbin.Docpipe(b)
 	dir := b.TempDir()
 	pdf := filepath.Join(dir, "gen-3000.pdf")
 	if err := pdfgen.WriteFile(pdf, pdfgen.Options{Pages: 3000, Seed: 1}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
@@ -33,7 +34,7 @@ func BenchmarkCompare(b *testing.B) {
 		b.Skip("pdftotext (poppler-utils) is not installed")
 	}
 	pages := pdfPages(b, pdf)
-	bin := docpipeBinary(b)
+	bin := testbin.Docpipe(b)
 	dir := b.TempDir()
 
 	type row struct {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/docpipe/docpipe/internal/testbin"
 )
 
 // smallDocuments is how many one-page files BenchmarkSmallDocuments runs.
@@ -24,7 +26,7 @@ const smallDocuments = 1000
 // transitions, table transactions, engine start of each execution) weigh
 // more than extraction does.
 func BenchmarkSmallDocuments(b *testing.B) {
-	bin := docpipeBinary(b)
+	bin := testbin.Docpipe(b)
 	dir := b.TempDir()
 	if err := writeSmallDocuments(dir, smallDocuments); err != nil {
 		b.Fatal(err)

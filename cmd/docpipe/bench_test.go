@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
@@ -16,7 +17,7 @@ import (
 // summary, state and blobs), and reports wall time and peak RSS beside bare
 // `pdftotext` on the same file when poppler is installed.
 func BenchmarkRunPDF(b *testing.B) {
-	bin := docpipeBinary(b)
+	bin := testbin.Docpipe(b)
 	for _, pages := range []int{1000, 3000} {
 		pdf := filepath.Join(b.TempDir(), fmt.Sprintf("gen-%d.pdf", pages))
 		if err := pdfgen.WriteFile(pdf, pdfgen.Options{Pages: pages, Seed: 1}); err != nil {

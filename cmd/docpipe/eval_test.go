@@ -38,6 +38,7 @@ func fieldMean(v evalVersion, path string) float64 { return v.Summary.Fields[pat
 // must score it below the good one, say where, and run each version in
 // its own project; a second eval reuses every analysis.
 func TestEvalScoresWorseVersionLower(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, file := range []string{"pipeline.yaml", "naive.yaml"} {
 		if _, err := cli(t, "pipeline", "apply", "--home", home, filepath.Join(factsPipeline, file)); err != nil {
@@ -186,6 +187,7 @@ func evalRuns(t *testing.T, home, name string) []pipeline.EvalRun {
 // scores and cost it printed, named by the run id in --json; a bad truth
 // folder keeps nothing.
 func TestEvalKeepsRuns(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, file := range []string{"pipeline.yaml", "naive.yaml"} {
 		if _, err := cli(t, "pipeline", "apply", "--home", home, filepath.Join(factsPipeline, file)); err != nil {

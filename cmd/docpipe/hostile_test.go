@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
 	"github.com/docpipe/docpipe/samples/gen/hostile"
@@ -32,7 +33,7 @@ const (
 // not with -short; else every file is 1/16 of its size, which still
 // reaches every code path.
 func TestHostileCorpus(t *testing.T) {
-	bin := docpipeBinary(t)
+	bin := testbin.Docpipe(t)
 	scale := 1.0 / 16
 	if os.Getenv("DOCPIPE_HOSTILE_FULL") == "1" && !testing.Short() {
 		scale = 1
@@ -55,6 +56,7 @@ func TestHostileCorpus(t *testing.T) {
 				continue // only PDFs read differently with another backend
 			}
 			t.Run(f.Name+"/pdf="+backend, func(t *testing.T) {
+				t.Parallel() // each run is a process of its own, measured alone
 				runHostile(t, bin, path, backend)
 			})
 		}

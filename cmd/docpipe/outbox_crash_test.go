@@ -17,6 +17,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/pipeline"
 )
 
@@ -29,7 +30,7 @@ func TestOutboxEventSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills it; skipped with -short")
 	}
-	bin := docpipeBinary(t)
+	bin := testbin.Docpipe(t)
 	verifier, err := standardwebhooks.NewWebhook(crashSecret)
 	if err != nil {
 		t.Fatal(err)

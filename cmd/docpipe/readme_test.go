@@ -157,6 +157,7 @@ var awsFlags = []string{"--table", "--bucket", "--state-machine"}
 // Every command line README.md shows is parsed and run: the README cannot
 // drift from the CLI.
 func TestREADMECommandLinesWork(t *testing.T) {
+	t.Parallel()
 	lines := readmeCommands(t)
 	if len(lines) < 10 {
 		t.Fatalf("found %d docpipe command lines in README.md; the usage block is missing", len(lines))

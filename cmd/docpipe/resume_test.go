@@ -7,48 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// docpipeBinary builds the command once per test binary, for tests that
-// need a real child process to kill.
-func docpipeBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "docpipe-bin-*")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "docpipe")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = &buildError{out: string(out), err: err}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 // outcome is what must be identical between an interrupted and an
 // uninterrupted run: everything but ids and timestamps.
@@ -95,7 +60,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills it repeatedly; skipped with -short")
 	}
-	bin := docpipeBinary(t)
+	bin := testbin.Docpipe(t)
 	input := t.TempDir()
 	if err := pdfgen.WriteFile(filepath.Join(input, "big.pdf"), pdfgen.Options{Pages: 300, Seed: 7}); err != nil {
 		t.Fatal(err)

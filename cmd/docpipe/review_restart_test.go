@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/pipeline"
 )
 
@@ -37,7 +38,7 @@ func TestReviewSurvivesSIGKILLWhileWaiting(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills it; skipped with -short")
 	}
-	bin := docpipeBinary(t)
+	bin := testbin.Docpipe(t)
 	home := t.TempDir()
 	file := filepath.Join(t.TempDir(), "pipeline.yaml")
 	if err := os.WriteFile(file, []byte(reviewedPipeline), 0o644); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/docpipe/docpipe/internal/testbin"
 )
 
 var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, 48 with -short, or $DOCPIPE_CONTRACT_N); one in four also runs killed and resumed")
@@ -47,17 +48,6 @@ func caseCount(t *testing.T) int {
 	return 160
 }
 
-// buildDocpipe builds the docpipe binary once for the test.
-func buildDocpipe(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "docpipe")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/docpipe/docpipe/cmd/docpipe")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build docpipe: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestContract runs generated pipelines with generated faults on the
 // embedded engine and checks every surface against the oracle. One case
 // in killShare is then run again, with docpipe run killed by SIGKILL at
@@ -81,7 +71,7 @@ func TestContract(t *testing.T) {
 	// The lanes run after this function returns; the server outlives them.
 	t.Cleanup(srv.Close)
 	l := &lab{
-		runner:  Runner{Docpipe: buildDocpipe(t), Env: []string{FakeStageEnv + "=1"}},
+		runner:  Runner{Docpipe: testbin.Docpipe(t), Env: []string{FakeStageEnv + "=1"}},
 		self:    self,
 		service: svc,
 		url:     srv.URL,

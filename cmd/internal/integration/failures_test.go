@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/statemachine/sfn"
@@ -104,7 +105,7 @@ func TestRerunFailedSegments(t *testing.T) {
 	}
 	hiding.show()
 	// The user's path: `docpipe rerun` against the deployment.
-	cmd := exec.CommandContext(ctx, buildDocpipe(t), "rerun", "--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN, reg.Workflow.ID)
+	cmd := exec.CommandContext(ctx, testbin.Docpipe(t), "rerun", "--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN, reg.Workflow.ID)
 	cmd.Env = os.Environ()
 	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
 		cmd.Env = append(cmd.Env, "AWS_REGION=us-east-1")
@@ -131,17 +132,6 @@ func TestRerunFailedSegments(t *testing.T) {
 	if err != nil || seg.Status != pipeline.SegmentDone {
 		t.Errorf("segment 2: %+v, %v", seg, err)
 	}
-}
-
-// buildDocpipe builds the docpipe binary.
-func buildDocpipe(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "docpipe")
-	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/docpipe/docpipe/cmd/docpipe").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build docpipe: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // statusJSON runs `docpipe status --json` against the deployment.
@@ -181,7 +171,7 @@ func TestStatusWhileRunningAndAfterStop(t *testing.T) {
 	t.Parallel()
 	hold := newHoldStep(pipeline.StepFormatParser)
 	d := deploy(t, deployOptions{wrapHandler: hold.wrap})
-	bin := buildDocpipe(t)
+	bin := testbin.Docpipe(t)
 	defer close(hold.release) // the worker's late report then finds the task gone
 	res := d.upload(t, filepath.Join(samplesDir, "letter.txt"))
 	id := res.Registration.Workflow.ID

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/pipeline"
 )
 
@@ -90,7 +91,7 @@ func TestDashboardOnAWS(t *testing.T) {
 // the test ends, and returns its base URL.
 func startServe(t *testing.T, d *deployment) string {
 	t.Helper()
-	cmd := exec.Command(buildDocpipe(t), "serve", "--listen", "127.0.0.1:0", "--project", project,
+	cmd := exec.Command(testbin.Docpipe(t), "serve", "--listen", "127.0.0.1:0", "--project", project,
 		"--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN)
 	cmd.Env = os.Environ()
 	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {

@@ -3,6 +3,7 @@ package hostile
 import (
 	"archive/zip"
 	"bufio"
+	"compress/flate"
 	"io"
 	"strings"
 )
@@ -13,6 +14,11 @@ const wordNS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 // document's opening and closing tags.
 func docx(w io.Writer, body func(w io.Writer) error) error {
 	z := zip.NewWriter(w)
+	// The fastest level: the bombs are uniform, any level shrinks them
+	// about a thousandfold.
+	z.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(w, flate.BestSpeed)
+	})
 	parts := map[string]string{
 		"[Content_Types].xml": `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
 		"_rels/.rels":         `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,

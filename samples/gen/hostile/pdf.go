@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 )
 
@@ -38,7 +39,9 @@ func (p *pdfFile) mark(num int) {
 // compresses as it is produced.
 func (p *pdfFile) stream(num int, dict string, data func(w io.Writer) error) error {
 	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	// The fastest level: the bombs are uniform, any level shrinks them
+	// about a thousandfold.
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
 	if err := data(zw); err != nil {
 		return err
 	}
@@ -194,10 +197,7 @@ func ImageBomb(w io.Writer, size int64) error {
 		return err
 	}
 	p.object(5, helvetica)
-	side := int64(1)
-	for side*side*3 < size {
-		side *= 2
-	}
+	side := int64(math.Ceil(math.Sqrt(float64(size) / 3))) // RGB, one byte a sample
 	dict := fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8", side, side)
 	if err := p.stream(6, dict, func(w io.Writer) error { return repeat(w, "\x00", side*side*3) }); err != nil {
 		return err
