@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/pipeline"
 )
 
@@ -23,7 +24,7 @@ func TestBackfillResumesAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills it repeatedly; skipped with -short")
 	}
-	bin := docpipeBinary(t)
+	bin := testbin.Docpipe(t)
 	home, dir, docs := t.TempDir(), t.TempDir(), t.TempDir()
 	const n = 8
 	for i := range n {
@@ -124,7 +125,7 @@ func TestBackfillKeepsTheProjectLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary; skipped with -short")
 	}
-	bin := docpipeBinary(t)
+	bin := testbin.Docpipe(t)
 	home, dir, input := t.TempDir(), t.TempDir(), t.TempDir()
 	apply := func(name, marks, hold string) {
 		t.Helper()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
@@ -54,7 +55,7 @@ func BenchmarkBackfillLastStage(b *testing.B) {
 // benchBackfill runs the documents in dirs from scratch, then backfills
 // them onto a version that changes only the last stage.
 func benchBackfill(b *testing.B, dirs ...string) {
-	bin := docpipeBinary(b)
+	bin := testbin.Docpipe(b)
 	dir := b.TempDir()
 	v1, v2 := filepath.Join(dir, "v1.yaml"), filepath.Join(dir, "v2.yaml")
 	os.WriteFile(v1, []byte(backfillBenchPipeline("1")), 0o644)

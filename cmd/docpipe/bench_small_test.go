@@ -81,7 +81,7 @@ const smallPDFs = 200
 // by groff, with each PDF backend, and reports documents per second: with
 // poppler a document's cost is mostly its pdftotext process.
 func BenchmarkSmallPDFs(b *testing.B) {
-	bin := docpipeBinary(b)
+	bin := testbin.Docpipe(b)
 	dir := groffLetters(b, smallPDFs)
 	for _, backend := range []string{"poppler", "go"} {
 		b.Run("pdf="+backend, func(b *testing.B) {

@@ -105,7 +105,7 @@ func runHostile(t *testing.T, bin, path, backend string) {
 // each bomb fails its own workflow, saying why, and the sound one
 // completes.
 func TestHostileStructureBombsAmongOthers(t *testing.T) {
-	bin := docpipeBinary(t)
+	bin := testbin.Docpipe(t)
 	dir := t.TempDir()
 	sound := filepath.Join(dir, "sound.pdf")
 	if err := pdfgen.WriteFile(sound, pdfgen.Options{Pages: 2, Seed: 1}); err != nil {
