@@ -171,11 +171,7 @@ func (r *Repository) resetAllSegments(ctx context.Context, ref WorkflowRef) (int
 				deltas[stepPath(s.Stage, "segments_failed")]--
 			}
 		}
-		counters := make([]table.Update, 0, len(deltas))
-		for path, d := range deltas {
-			counters = append(counters, table.Add{Path: path, Delta: d})
-		}
-		actions = append(actions, table.TxUpdate{Key: StepKey(ref.WorkflowID), Updates: counters, Cond: table.Exists{Path: table.AttrPK}})
+		actions = append(actions, stepCounters(ref.WorkflowID, deltas))
 		if err := r.t.Transact(ctx, actions); err != nil {
 			return n, fmt.Errorf("pipeline: reset segments of %s: %w", ref.WorkflowID, err)
 		}

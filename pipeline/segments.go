@@ -96,6 +96,16 @@ func (r *Repository) ListSegments(ctx context.Context, workflowID string, limit 
 	return queryPage[Segment](ctx, r.t, table.Query{PK: StepKey(workflowID).PK, SKPrefix: PrefixSegment, Limit: limit, PageToken: pageToken})
 }
 
+// stepCounters adds deltas (by attribute path) to a workflow's step item
+// in the transaction that moves its segments.
+func stepCounters(workflowID string, deltas map[string]float64) table.TxUpdate {
+	counters := make([]table.Update, 0, len(deltas))
+	for path, d := range deltas {
+		counters = append(counters, table.Add{Path: path, Delta: d})
+	}
+	return table.TxUpdate{Key: StepKey(workflowID), Updates: counters, Cond: table.Exists{Path: table.AttrPK}}
+}
+
 // EachSegment calls fn with every segment of a workflow, in index order,
 // reading them a page at a time; an error from fn stops it.
 func (r *Repository) EachSegment(ctx context.Context, workflowID string, fn func(Segment) error) error {
@@ -264,11 +274,7 @@ func (r *Repository) ResetFailedSegments(ctx context.Context, ref WorkflowRef) (
 				deltas[stepPath(s.Stage, "segments_failed")]--
 			}
 		}
-		counters := make([]table.Update, 0, len(deltas))
-		for path, d := range deltas {
-			counters = append(counters, table.Add{Path: path, Delta: d})
-		}
-		actions = append(actions, table.TxUpdate{Key: StepKey(ref.WorkflowID), Updates: counters, Cond: table.Exists{Path: table.AttrPK}})
+		actions = append(actions, stepCounters(ref.WorkflowID, deltas))
 		if err := r.t.Transact(ctx, actions); err != nil {
 			return reset, fmt.Errorf("pipeline: reset failed segments of %s: %w", ref.WorkflowID, err)
 		}

@@ -101,10 +101,7 @@ func backfillLocal(ctx context.Context, f *runFlags, b backfillFlags, filter pip
 		return err
 	}
 	defer lp.Close()
-	if err := lp.backend.LockHome(); err != nil {
-		return err
-	}
-	stopRelay, err := startRelay(ctx, lp.backend, f.notify, f.allowPrivate, lp.logger)
+	stopRelay, err := lp.lockAndRelay(ctx, f)
 	if err != nil {
 		return err
 	}

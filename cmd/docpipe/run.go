@@ -144,10 +144,7 @@ func runDocuments(ctx context.Context, f *runFlags, args []string) error {
 			return err
 		}
 		defer lp.Close()
-		if err := lp.backend.LockHome(); err != nil {
-			return err
-		}
-		stopRelay, err := startRelay(ctx, lp.backend, f.notify, f.allowPrivate, lp.logger)
+		stopRelay, err := lp.lockAndRelay(ctx, f)
 		if err != nil {
 			return err
 		}
@@ -346,6 +343,16 @@ func (lp *localPipeline) reportCost(ctx context.Context, w io.Writer, results []
 }
 
 func (lp *localPipeline) Close() error { return lp.backend.Close() }
+
+// lockAndRelay takes the home for a command that runs workflows (one at a
+// time per home) and delivers outcome events while it runs; stop ends
+// the delivery.
+func (lp *localPipeline) lockAndRelay(ctx context.Context, f *runFlags) (stop func(), err error) {
+	if err := lp.backend.LockHome(); err != nil {
+		return nil, err
+	}
+	return startRelay(ctx, lp.backend, f.notify, f.allowPrivate, lp.logger)
+}
 
 // process registers and runs files on the runtime, with progress shown
 // as mode says, and returns one result per file.
