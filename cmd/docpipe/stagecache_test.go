@@ -298,3 +298,54 @@ func TestStageCacheOffPerStage(t *testing.T) {
 		t.Fatalf("a (cache: false) ran %d times in all, b %d; want 12 and 6", a, b)
 	}
 }
+
+// Two stages that run the same command are two stages: each answers as
+// itself (the command is told its stage's name), and neither is handed
+// the other's cached answer, not even when one is retried after the other
+// has finished.
+func TestStageCacheKeepsStagesApart(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	// left fails its first try (exit 75: try again); by its retry, right
+	// has answered and its answers are in the cache.
+	script := `import json, os, sys
+req = json.load(sys.stdin)
+mark = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tried")
+if req["stage"] == "left" and not os.path.exists(mark):
+    open(mark, "w").close()
+    sys.exit(75)
+print(json.dumps({"stage": req["stage"]}))
+`
+	file := `name: twins
+batch_size: 1
+stages:
+  - name: left
+    scope: segment
+    needs: [segment_builder]
+    run: {command: [python3, echo.py]}
+    retry: {attempts: 2, interval: 1s}
+  - name: right
+    scope: segment
+    needs: [segment_builder]
+    run: {command: [python3, echo.py]}
+`
+	for name, body := range map[string]string{"echo.py": script, "pipeline.yaml": file} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(t, 0, nil, "pipeline", "apply", filepath.Join(dir, "pipeline.yaml"), "--home", home)
+	out := want(t, 0, nil, "run", "--pipeline", "twins", "--progress", "none", "--json", "--home", home, filepath.Join(docs, "a.md"))
+	var res struct {
+		WorkflowID string `json:"workflow_id"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &res); err != nil {
+		t.Fatalf("run --json: %v\n%s", err, out)
+	}
+	for _, stage := range []string{"left", "right"} {
+		got := want(t, 0, nil, "show", res.WorkflowID, "--stage", stage, "--home", home)
+		if n := strings.Count(got, `"stage":"`+stage+`"`); n != 2 || strings.Count(got, `"stage":"`) != 2 {
+			t.Fatalf("show --stage %s: want both segments answered by %s\n%s", stage, stage, got)
+		}
+	}
+}

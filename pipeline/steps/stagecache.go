@@ -132,7 +132,9 @@ func (h *handlers) documentOutputKey(ref pipeline.WorkflowRef, n pipeline.Stage)
 }
 
 // requestKey starts the key of a user's stage from what every request of
-// it carries: the source's content, the project and the document.
+// it carries: its name (two stages may run one command, which answers by
+// the name it is given), the source's content, the project and the
+// document.
 func (h *handlers) requestKey(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage) (*pipeline.CacheKey, error) {
 	k := pipeline.NewCacheKey(st, stageRequestVersion)
 	doc, err := h.Repo.GetDocument(ctx, ref.ProjectID, ref.DocumentID)
@@ -152,7 +154,7 @@ func (h *handlers) requestKey(ctx context.Context, ref pipeline.WorkflowRef, st 
 		FileName string
 		Attrs    *pipeline.DocAttrs
 	}{doc.FileName, attrs})
-	k.Add("source", []byte(doc.SHA256)).Add("project", project).Add("document", document)
+	k.Add("stage", []byte(st.Name)).Add("source", []byte(doc.SHA256)).Add("project", project).Add("document", document)
 	return k, nil
 }
 
