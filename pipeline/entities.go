@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline/extract"
@@ -167,6 +168,30 @@ type StepProgress struct {
 	// offer their own (the stage cache).
 	NoCache   bool   `json:"no_cache,omitempty"`
 	UpdatedAt string `json:"updated_at"`
+}
+
+// SegmentCount says n segments in words: "1 segment", "3 segments".
+func SegmentCount(n int) string {
+	if n == 1 {
+		return "1 segment"
+	}
+	return fmt.Sprintf("%d segments", n)
+}
+
+// Outcome says how far a workflow got, for people: its status, and for a
+// completed one with failed segments how many ("completed, 1 segment
+// failed"), so a partial result never reads as a whole one.
+func (p StepProgress) Outcome() string {
+	if p.Status == WorkflowCompleted && p.SegmentsFailed > 0 {
+		return fmt.Sprintf("%s, %s failed", p.Status, SegmentCount(p.SegmentsFailed))
+	}
+	return string(p.Status)
+}
+
+// SegmentCounts is what a step that finished segments reports: "3
+// segments done, 1 failed, 0 skipped".
+func (p StepProgress) SegmentCounts() string {
+	return fmt.Sprintf("%s done, %d failed, %d skipped", SegmentCount(p.SegmentsDone), p.SegmentsFailed, p.SegmentsSkipped)
 }
 
 // Segment is one page or section of a document. Its text and analysis live

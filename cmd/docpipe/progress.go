@@ -56,7 +56,7 @@ func (noProgress) Stop()                           {}
 // currentStep names the step a workflow is in, for display.
 func currentStep(prog pipeline.StepProgress) string {
 	if prog.Status.Final() {
-		return string(prog.Status)
+		return prog.Outcome()
 	}
 	names := make([]string, 0, len(prog.Steps))
 	for name, st := range prog.Steps {

@@ -439,22 +439,15 @@ func report(w io.Writer, results []docResult, asJSON bool) error {
 func statusText(r docResult) string {
 	s := r.Status
 	if r.Status == string(pipeline.WorkflowCompleted) && r.FailedSegments > 0 {
-		s += fmt.Sprintf(", %s failed", segmentCount(r.FailedSegments))
+		s += fmt.Sprintf(", %s failed", pipeline.SegmentCount(r.FailedSegments))
 	}
 	if r.SkippedSegments > 0 {
-		s += fmt.Sprintf(", %s skipped", segmentCount(r.SkippedSegments))
+		s += fmt.Sprintf(", %s skipped", pipeline.SegmentCount(r.SkippedSegments))
 		if len(r.SkippedReasons) > 0 {
 			s += ": " + strings.Join(r.SkippedReasons, "; ")
 		}
 	}
 	return s
-}
-
-func segmentCount(n int) string {
-	if n == 1 {
-		return "1 segment"
-	}
-	return fmt.Sprintf("%d segments", n)
 }
 
 // skipReasons lists the distinct reasons a workflow's segments were

@@ -128,7 +128,7 @@ func statusAll(ctx context.Context, a *app, f pipeline.RecentFilter, limit int, 
 	}
 	t := newTextTable(a.stdout, "WORKFLOW", "FILE", "PROJECT", "PIPELINE", "STATUS", "SEGMENTS", "FAILED", "UPDATED", "ERROR")
 	for _, p := range list {
-		t.row(p.WorkflowID, p.FileName, p.ProjectID, pipelineText(p), outcomeText(p),
+		t.row(p.WorkflowID, p.FileName, p.ProjectID, pipelineText(p), p.Outcome(),
 			fmt.Sprintf("%d/%d", segmentsFinished(p), p.TotalSegments), p.SegmentsFailed, localTime(p.UpdatedAt), p.Error)
 	}
 	if err := t.flush(); err != nil || next == "" {
@@ -144,15 +144,6 @@ func pipelineText(p pipeline.StepProgress) string {
 		return "-"
 	}
 	return fmt.Sprintf("%s@%d", p.Pipeline, p.PipelineVersion)
-}
-
-// outcomeText is an analysis's status, and for a completed one with
-// failed segments, that it is not fully analysed.
-func outcomeText(p pipeline.StepProgress) string {
-	if p.Status == pipeline.WorkflowCompleted && p.SegmentsFailed > 0 {
-		return fmt.Sprintf("%s, %s failed", p.Status, segmentCount(p.SegmentsFailed))
-	}
-	return string(p.Status)
 }
 
 func status(ctx context.Context, a *app, args []string, failed bool, limit int) error {

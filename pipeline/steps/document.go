@@ -323,7 +323,7 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 	case out != nil:
 		return out, nil
 	}
-	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)})
+	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: prog.SegmentCounts()})
 }
 
 // finishAllOpenSegments gives every open segment of a pipeline without a

@@ -392,7 +392,7 @@ func batchStageChanges(step string, prog pipeline.StepProgress, pipe *workflowPi
 // segmentStageSummary is what a closing segment stage's step says: the
 // workflow's segment counts, and how many of the failures were its own.
 func segmentStageSummary(prog pipeline.StepProgress, stage string) string {
-	msg := fmt.Sprintf("%d segments done, %d failed, %d skipped", prog.SegmentsDone, prog.SegmentsFailed, prog.SegmentsSkipped)
+	msg := prog.SegmentCounts()
 	if prog.SegmentsFailed > 0 {
 		msg += fmt.Sprintf("; %d failed in this stage", prog.Steps[stage].SegmentsFailed)
 	}

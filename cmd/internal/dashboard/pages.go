@@ -42,7 +42,8 @@ var pageFuncs = template.FuncMap{
 		}
 		return t.Local().Format("2006-01-02 15:04:05")
 	},
-	"bytes": formatBytes,
+	"bytes":    formatBytes,
+	"segments": pipeline.SegmentCount,
 }
 
 func loadPages() (*pageSet, error) {
