@@ -303,6 +303,16 @@ func (r *Repository) PipelineHistory(ctx context.Context, name string) ([]Pipeli
 	return out, nil
 }
 
+// WorkflowDefinition is the pipeline version wf runs: the one it recorded
+// when it started, whatever the pipeline's current version is now.
+func (r *Repository) WorkflowDefinition(ctx context.Context, wf Workflow) (Definition, error) {
+	def, err := r.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	if err != nil {
+		return def, fmt.Errorf("workflow %s: %w", wf.ID, err)
+	}
+	return def, nil
+}
+
 // Definition resolves a pipeline version to its definition: name "" is the
 // built-in pipeline (WithBuiltinPipeline), version 0 the current version.
 // The built-in pipeline's name with nothing stored under it resolves to the

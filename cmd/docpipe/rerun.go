@@ -110,9 +110,9 @@ func prepareRerunScope(ctx context.Context, repo *pipeline.Repository, blobs blo
 	if err != nil {
 		return pipeline.Registration{}, nil, err
 	}
-	def, err := repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	def, err := repo.WorkflowDefinition(ctx, wf)
 	if err != nil {
-		return pipeline.Registration{}, nil, fmt.Errorf("workflow %s: %w", wf.ID, err)
+		return pipeline.Registration{}, nil, err
 	}
 	reg := pipeline.Registration{Workflow: wf}
 	if _, ok := def.Stage(scope.from); !ok {
@@ -149,9 +149,9 @@ func prepareRerun(ctx context.Context, repo *pipeline.Repository, id string) (pi
 	if err != nil {
 		return pipeline.Registration{}, nil, err
 	}
-	def, err := repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	def, err := repo.WorkflowDefinition(ctx, wf)
 	if err != nil {
-		return pipeline.Registration{}, nil, fmt.Errorf("workflow %s: %w", wf.ID, err)
+		return pipeline.Registration{}, nil, err
 	}
 	reg := pipeline.Registration{Workflow: wf}
 	reset, err := repo.PrepareRerun(ctx, reg.Ref(), def)

@@ -26,9 +26,9 @@ type stageOutputLine struct {
 // segment stage.
 func printStageOutput(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, d workflowDetail, name string, w io.Writer) error {
 	wf := d.Workflow
-	def, err := repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	def, err := repo.WorkflowDefinition(ctx, wf)
 	if err != nil {
-		return fmt.Errorf("workflow %s: %w", wf.ID, err)
+		return err
 	}
 	version := pipeline.PipelineKey(wf.Pipeline, wf.PipelineVersion)
 	st, ok := def.Stage(name)

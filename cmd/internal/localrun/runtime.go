@@ -2,7 +2,6 @@ package localrun
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -84,9 +83,9 @@ func (rt *Runtime) Repo() *pipeline.Repository { return rt.repo }
 // runWorkflow drives a workflow to its end on the pipeline version it
 // recorded when it was registered, whatever new documents run now.
 func (rt *Runtime) runWorkflow(ctx context.Context, wf pipeline.Workflow) error {
-	def, err := rt.repo.Definition(ctx, wf.Pipeline, wf.PipelineVersion)
+	def, err := rt.repo.WorkflowDefinition(ctx, wf)
 	if err != nil {
-		return fmt.Errorf("workflow %s: %w", wf.ID, err)
+		return err
 	}
 	leave, admitted, err := rt.admission.Enter(ctx, wf)
 	if err != nil {
