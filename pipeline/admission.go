@@ -218,13 +218,38 @@ func (r *Repository) RecountRunning(ctx context.Context, projectIDs ...string) e
 type Admission struct {
 	repo    *Repository
 	mu      sync.Mutex
-	running map[string]int // this process's workflows in progress, per project
-	freed   chan struct{}  // closed (and replaced) when one of them ends
+	running map[string]int  // this process's workflows in progress, per project
+	adopted map[string]bool // of those, the ones taken up that have not entered yet, by id
+	freed   chan struct{}   // closed (and replaced) when one of them ends
 }
 
 // NewAdmission admits workflows through repo.
 func NewAdmission(repo *Repository) *Admission {
-	return &Admission{repo: repo, running: map[string]int{}, freed: make(chan struct{})}
+	return &Admission{repo: repo, running: map[string]int{}, adopted: map[string]bool{}, freed: make(chan struct{})}
+}
+
+// Adopt counts wf, a workflow in progress that this process is about to
+// take up, as running here before it enters: a pending workflow of its
+// project that enters first then waits for it to end, instead of finding
+// the project full of workflows no process runs. Enter takes the adoption
+// over; Drop gives it up for a workflow that will not enter.
+func (a *Admission) Adopt(wf Workflow) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.adopted[wf.ID] {
+		a.adopted[wf.ID] = true
+		a.running[wf.ProjectID]++
+	}
+}
+
+// Drop gives up wf's adoption, if it has one, as if it had run and ended.
+func (a *Admission) Drop(wf Workflow) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.adopted[wf.ID] {
+		delete(a.adopted, wf.ID)
+		a.endLocked(wf.ProjectID)
+	}
 }
 
 // Enter admits wf (a workflow already under way runs as it is) and
@@ -240,15 +265,16 @@ func (a *Admission) Enter(ctx context.Context, wf Workflow) (leave func(), admit
 			return nil, nil, err
 		}
 		if prog.Status != WorkflowPending {
-			return a.hold(wf.ProjectID), nil, nil // under way: the engine sees where to go on
+			return a.hold(wf), nil, nil // under way: the engine sees where to go on
 		}
+		a.Drop(wf) // an adopted workflow was in progress; it is not now
 		err = a.repo.AdmitWorkflowSeen(ctx, ref, prog)
 		switch {
 		case err == nil:
 			prog.Status = WorkflowInProgress
-			return a.hold(wf.ProjectID), &prog, nil
+			return a.hold(wf), &prog, nil
 		case errors.Is(err, ErrStale):
-			return a.hold(wf.ProjectID), nil, nil // it moved on, and the engine sees where to
+			return a.hold(wf), nil, nil // it moved on, and the engine sees where to
 		case !errors.Is(err, ErrNotAdmitted):
 			return nil, nil, err
 		}
@@ -274,15 +300,27 @@ func (a *Admission) Enter(ctx context.Context, wf Workflow) (leave func(), admit
 	}
 }
 
-func (a *Admission) hold(projectID string) func() {
+// hold counts wf as running here (an adopted workflow already is) and
+// returns what to call when it ends.
+func (a *Admission) hold(wf Workflow) func() {
 	a.mu.Lock()
-	a.running[projectID]++
+	if a.adopted[wf.ID] {
+		delete(a.adopted, wf.ID)
+	} else {
+		a.running[wf.ProjectID]++
+	}
 	a.mu.Unlock()
 	return func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		a.running[projectID]--
-		close(a.freed)
-		a.freed = make(chan struct{})
+		a.endLocked(wf.ProjectID)
 	}
+}
+
+// endLocked counts one of this process's workflows of projectID as ended
+// and wakes those waiting for its slot. a.mu is held.
+func (a *Admission) endLocked(projectID string) {
+	a.running[projectID]--
+	close(a.freed)
+	a.freed = make(chan struct{})
 }

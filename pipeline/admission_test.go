@@ -83,3 +83,71 @@ func TestAdmissionRecountsAProjectLeftFull(t *testing.T) {
 		t.Fatalf("err = %v, want the workflow to stay pending", err)
 	}
 }
+
+// A workflow in progress that this process takes up counts as running
+// here from its adoption: a pending workflow of its full project that
+// enters before it waits for it to end instead of staying pending.
+func TestAdmissionWaitsForAnAdoptedWorkflow(t *testing.T) {
+	t.Parallel()
+	repo, _ := newRepo(t)
+	wfs := pendingWorkflows(t, repo, 2)
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: wfs[0].DocumentID, WorkflowID: wfs[0].ID}
+	if err := repo.AdmitWorkflow(t.Context(), ref); err != nil { // left in progress by a process that died
+		t.Fatal(err)
+	}
+	a := pipeline.NewAdmission(repo)
+	a.Adopt(wfs[0])
+	entered := make(chan error, 1)
+	go func() {
+		leave, admitted, err := a.Enter(t.Context(), wfs[1])
+		if err == nil {
+			defer leave()
+			if admitted == nil || admitted.Status != pipeline.WorkflowInProgress {
+				t.Errorf("pending workflow admitted as %+v", admitted)
+			}
+		}
+		entered <- err
+	}()
+	select {
+	case err := <-entered:
+		t.Fatalf("pending workflow entered before the adopted one ended: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	leave, admitted, err := a.Enter(t.Context(), wfs[0])
+	if err != nil || admitted != nil {
+		t.Fatalf("adopted workflow: admitted %+v, %v", admitted, err)
+	}
+	if _, err := repo.SetWorkflowStatus(t.Context(), ref, []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowCompleted, ""); err != nil {
+		t.Fatal(err)
+	}
+	leave()
+	if err := <-entered; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An adoption given up (the workflow will not run here) frees its slot
+// as if the workflow had ended.
+func TestAdmissionDropFreesAnAdoption(t *testing.T) {
+	t.Parallel()
+	repo, _ := newRepo(t)
+	wfs := pendingWorkflows(t, repo, 2)
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: wfs[0].DocumentID, WorkflowID: wfs[0].ID}
+	if err := repo.AdmitWorkflow(t.Context(), ref); err != nil {
+		t.Fatal(err)
+	}
+	a := pipeline.NewAdmission(repo)
+	a.Adopt(wfs[0])
+	entered := make(chan error, 1)
+	go func() {
+		_, _, err := a.Enter(t.Context(), wfs[1])
+		entered <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	a.Drop(wfs[0])
+	// Nobody runs wfs[0] now: the project is recounted, still full, and the
+	// pending workflow stays pending with its reason.
+	if err := <-entered; err == nil || !strings.Contains(err.Error(), "stays pending") {
+		t.Fatalf("err = %v, want the workflow to stay pending", err)
+	}
+}

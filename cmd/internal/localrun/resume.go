@@ -25,20 +25,19 @@ func (rt *Runtime) Resume(ctx context.Context, ended func(pipeline.StepProgress,
 		return err
 	}
 	todo = append(todo, parked...)
-	projects := make([]string, 0, len(todo))
-	for _, p := range todo {
-		projects = append(projects, p.ProjectID)
-	}
-	if err := rt.repo.RecountRunning(ctx, projects...); err != nil {
+	if err := rt.takeUp(ctx, todo); err != nil {
 		return err
 	}
 	var startErr error
-	for _, p := range todo {
+	for i, p := range todo {
 		var report func(Ended)
 		if ended != nil {
 			report = func(e Ended) { ended(p, e) }
 		}
 		if startErr = rt.Start(ctx, resumeJob(p), report); startErr != nil {
+			for _, left := range todo[i+1:] {
+				rt.admission.Drop(resumeJob(left).Workflow)
+			}
 			break
 		}
 	}
@@ -49,10 +48,33 @@ func (rt *Runtime) Resume(ctx context.Context, ended func(pipeline.StepProgress,
 	return startErr
 }
 
-// Unfinished lists the workflows that are pending or in progress.
+// takeUp readies workflows left unfinished on the home to run here: the
+// projects' running counts are set to the workflows in progress, and
+// those count as this process's from now on (before they enter), so that
+// a pending workflow of their project waits for them to end instead of
+// finding its project full of workflows no process runs.
+func (rt *Runtime) takeUp(ctx context.Context, todo []pipeline.StepProgress) error {
+	projects := make([]string, 0, len(todo))
+	for _, p := range todo {
+		projects = append(projects, p.ProjectID)
+	}
+	if err := rt.repo.RecountRunning(ctx, projects...); err != nil {
+		return err
+	}
+	for _, p := range todo {
+		if p.Status == pipeline.WorkflowInProgress {
+			rt.admission.Adopt(resumeJob(p).Workflow)
+		}
+	}
+	return nil
+}
+
+// Unfinished lists the workflows that are in progress, then those
+// pending: started in that order, the ones under way take their slots
+// before pending ones that may wait for them.
 func (rt *Runtime) Unfinished(ctx context.Context) ([]pipeline.StepProgress, error) {
 	var todo []pipeline.StepProgress
-	for _, st := range []pipeline.WorkflowStatus{pipeline.WorkflowPending, pipeline.WorkflowInProgress} {
+	for _, st := range []pipeline.WorkflowStatus{pipeline.WorkflowInProgress, pipeline.WorkflowPending} {
 		list, err := rt.repo.ListByStatus(ctx, st, MaxUnfinished)
 		if err != nil {
 			return nil, err

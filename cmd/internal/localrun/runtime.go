@@ -85,6 +85,7 @@ func (rt *Runtime) Repo() *pipeline.Repository { return rt.repo }
 func (rt *Runtime) runWorkflow(ctx context.Context, wf pipeline.Workflow) error {
 	def, err := rt.repo.WorkflowDefinition(ctx, wf)
 	if err != nil {
+		rt.admission.Drop(wf)
 		return err
 	}
 	leave, admitted, err := rt.admission.Enter(ctx, wf)

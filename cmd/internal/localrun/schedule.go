@@ -30,10 +30,11 @@ type Ended struct {
 // ends first or the document's size cannot be read.
 func (rt *Runtime) Start(ctx context.Context, j Job, ended func(Ended)) error {
 	size, err := rt.size(ctx, j)
-	if err != nil {
-		return err
+	if err == nil {
+		err = rt.slots.acquire(ctx, size)
 	}
-	if err := rt.slots.acquire(ctx, size); err != nil {
+	if err != nil {
+		rt.admission.Drop(j.Workflow) // it will not run
 		return err
 	}
 	rt.running.Add(1)

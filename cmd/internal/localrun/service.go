@@ -80,6 +80,9 @@ func (s *Service) Serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.rt.takeUp(ctx, list); err != nil {
+		return err
+	}
 	for _, p := range list {
 		s.start(ctx, resumeJob(p))
 	}
