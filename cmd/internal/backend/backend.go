@@ -99,8 +99,14 @@ const (
 )
 
 // OpenLocal opens (creating if needed) the state home: a SQLite file and a
-// blob directory.
+// blob directory. The home is made absolute: the paths handed to a
+// command stage (its inputs, its needs' outputs) must mean the same in the
+// directory the stage runs in.
 func OpenLocal(home string) (*Backend, error) {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, fmt.Errorf("state home %s: %w", home, err)
+	}
 	if err := os.MkdirAll(filepath.Join(home, localTempDir), 0o755); err != nil {
 		return nil, fmt.Errorf("state home %s: %w", home, err)
 	}
