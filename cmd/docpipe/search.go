@@ -79,7 +79,7 @@ func runSearch(ctx context.Context, a *app, q search.Query) error {
 		return err
 	}
 	defer b.Close()
-	hits, err := b.Search.Search(ctx, q)
+	res, err := b.Search.Search(ctx, q)
 	var bad *search.BadQueryError
 	if errors.As(err, &bad) {
 		return usageError{err}
@@ -87,6 +87,10 @@ func runSearch(ctx context.Context, a *app, q search.Query) error {
 	if err != nil {
 		return err
 	}
+	if res.Capped {
+		fmt.Fprintf(a.stderr, "more than %d segments match: these are the best of the %d most recently indexed; more words, --project or --pipeline rank them all\n", res.Ranked, res.Ranked)
+	}
+	hits := res.Hits
 	if len(hits) == 0 && !a.jsonOut {
 		if empty, err := b.Search.Empty(ctx); err == nil && empty {
 			fmt.Fprintln(a.stderr, "nothing is indexed yet: analyses are indexed as they complete; `docpipe search --reindex` indexes those completed before")

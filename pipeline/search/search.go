@@ -149,6 +149,17 @@ type Query struct {
 // DefaultLimit is how many hits a query returns unless told.
 const DefaultLimit = 20
 
+// Results is what a query found.
+type Results struct {
+	Hits []Hit // best first
+	// Ranked is how many matches were ranked. Capped says more matched
+	// than the index ranks at once: the hits are the best of the Ranked
+	// most recently indexed matches, and a narrower query (more words, a
+	// project, a pipeline) ranks all of its matches.
+	Ranked int
+	Capped bool
+}
+
 // Hit is one matching row, best first.
 type Hit struct {
 	ProjectID       string  `json:"project_id"`

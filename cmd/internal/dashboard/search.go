@@ -12,7 +12,7 @@ import (
 // Searcher answers full-text queries: the local search index. On AWS
 // there is none, and Options.Search is nil.
 type Searcher interface {
-	Search(ctx context.Context, q search.Query) ([]search.Hit, error)
+	Search(ctx context.Context, q search.Query) (search.Results, error)
 }
 
 // searchHit is a hit as the search page shows it: the snippet cut into
@@ -48,7 +48,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, "search", data)
 		return
 	}
-	hits, err := s.opts.Search.Search(r.Context(), q)
+	res, err := s.opts.Search.Search(r.Context(), q)
 	var bad *search.BadQueryError
 	if errors.As(err, &bad) {
 		data["Error"] = bad.Error()
@@ -63,10 +63,13 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	shown := make([]searchHit, len(hits))
-	for i, h := range hits {
+	shown := make([]searchHit, len(res.Hits))
+	for i, h := range res.Hits {
 		shown[i] = searchHit{Hit: h, Where: h.Where(), Parts: snippetParts(h.Snippet)}
 	}
 	data["Hits"] = shown
+	if res.Capped {
+		data["Capped"] = res.Ranked
+	}
 	s.render(w, r, "search", data)
 }

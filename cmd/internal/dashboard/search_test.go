@@ -9,25 +9,25 @@ import (
 	"github.com/docpipe/docpipe/pipeline/search"
 )
 
-// fakeSearcher answers every query with its hits, or with a bad-query
-// error for "AND".
+// fakeSearcher answers every query with its results, or with a
+// bad-query error for "AND".
 type fakeSearcher struct {
-	hits []search.Hit
+	res  search.Results
 	last search.Query
 }
 
-func (f *fakeSearcher) Search(_ context.Context, q search.Query) ([]search.Hit, error) {
+func (f *fakeSearcher) Search(_ context.Context, q search.Query) (search.Results, error) {
 	f.last = q
 	if q.Text == "AND" {
-		return nil, &search.BadQueryError{Query: q.Text, Reason: "it ends where a word was expected"}
+		return search.Results{}, &search.BadQueryError{Query: q.Text, Reason: "it ends where a word was expected"}
 	}
-	return f.hits, nil
+	return f.res, nil
 }
 
 func TestSearchPage(t *testing.T) {
 	t.Parallel()
-	fs := &fakeSearcher{hits: []search.Hit{{WorkflowID: "01WF", FileName: "a<b>.pdf", Segment: 3, Kind: "page", Field: "body", Pipeline: "docpipe", PipelineVersion: 1,
-		Snippet: "…the **invoice** <script>x</script>…"}}}
+	fs := &fakeSearcher{res: search.Results{Ranked: 1, Hits: []search.Hit{{WorkflowID: "01WF", FileName: "a<b>.pdf", Segment: 3, Kind: "page", Field: "body", Pipeline: "docpipe", PipelineVersion: 1,
+		Snippet: "…the **invoice** <script>x</script>…"}}}}
 	b := setup(t, func(o *Options) { o.Search = fs })
 
 	r := b.get(t, "/search?q=invoice&project=acme")
@@ -40,6 +40,14 @@ func TestSearchPage(t *testing.T) {
 	}
 	if fs.last.Text != "invoice" || fs.last.Project != "acme" {
 		t.Errorf("query %+v", fs.last)
+	}
+	if strings.Contains(body, `id="search-capped"`) {
+		t.Error("all matches were ranked, yet the page says they were not")
+	}
+	fs.res.Ranked, fs.res.Capped = 2000, true
+	r = b.get(t, "/search?q=invoice")
+	if !strings.Contains(string(r.body), "More than 2000 segments match") {
+		t.Errorf("a capped ranking is not said:\n%s", r.body)
 	}
 
 	r = b.get(t, "/search?q=AND")

@@ -44,7 +44,7 @@ func BenchmarkSearch(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				hits = len(h)
+				hits = len(h.Hits)
 			}
 			b.ReportMetric(float64(hits), "hits")
 			b.ReportMetric(float64((processCPU()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")

@@ -56,35 +56,41 @@ func (x *Index) Close() error { return x.db.Close() }
 const bm25 = `bm25(search_text, 1.0, 3.0, 2.0, 1.5, 0.75)`
 
 // Search returns the best matches of q, best first: of every match, or
-// of the RankedMatches most recently indexed when more match. The
-// matches are ranked from the index alone; snippets, which read a row's
-// text, are cut for the hits returned only.
-func (x *Index) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
+// of the RankedMatches most recently indexed when more match (the
+// results say so). The matches are ranked from the index alone;
+// snippets, which read a row's text, are cut for the hits returned only.
+func (x *Index) Search(ctx context.Context, q search.Query) (search.Results, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = search.DefaultLimit
 	}
 	from, args := matches(q)
-	// FTS5 walks the matches newest first and stops after
-	// rankedMatches; the best of those are picked here.
+	// FTS5 walks the matches newest first and stops after rankedMatches
+	// and one more, which tells whether more match; the best of those
+	// ranked are picked here.
 	rows, err := x.db.QueryContext(ctx, `SELECT search_text.rowid, `+bm25+from+` ORDER BY search_text.rowid DESC LIMIT ?`,
-		append(args, x.rankedMatches)...)
+		append(args, x.rankedMatches+1)...)
 	if err != nil {
-		return nil, queryError(q.Text, err)
+		return search.Results{}, queryError(q.Text, err)
 	}
 	var ranked []rankedRow
 	for rows.Next() {
 		var r rankedRow
 		if err := rows.Scan(&r.id, &r.score); err != nil {
 			rows.Close()
-			return nil, queryError(q.Text, err)
+			return search.Results{}, queryError(q.Text, err)
 		}
 		ranked = append(ranked, r)
 	}
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		return nil, queryError(q.Text, err)
+		return search.Results{}, queryError(q.Text, err)
+	}
+	res := search.Results{Ranked: len(ranked)}
+	if len(ranked) > x.rankedMatches {
+		ranked = ranked[:x.rankedMatches]
+		res.Ranked, res.Capped = len(ranked), true
 	}
 	// Stable: of equal scores, the newest first.
 	slices.SortStableFunc(ranked, func(a, b rankedRow) int { return cmp.Compare(a.score, b.score) })
@@ -94,7 +100,11 @@ func (x *Index) Search(ctx context.Context, q search.Query) ([]search.Hit, error
 	for i, r := range ranked {
 		ids[i], hits[i].Score = r.id, r.score
 	}
-	return x.describe(ctx, q.Text, ids, hits)
+	res.Hits, err = x.describe(ctx, q.Text, ids, hits)
+	if err != nil {
+		return search.Results{}, err
+	}
+	return res, nil
 }
 
 // rankedRow is a match's row id and its bm25 score.

@@ -86,11 +86,11 @@ func (f *fixture) completeIn(project, doc, wf string, texts ...string) {
 
 func (f *fixture) search(q string) []search.Hit {
 	f.t.Helper()
-	hits, err := f.idx.Search(f.t.Context(), search.Query{Text: q})
+	res, err := f.idx.Search(f.t.Context(), search.Query{Text: q})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return hits
+	return res.Hits
 }
 
 func TestCompletionIndexesTheWorkflowAndReplacesTheDocumentsEarlierOne(t *testing.T) {
@@ -208,10 +208,14 @@ func TestWhenMoreMatchThanAreRankedTheNewestAreRanked(t *testing.T) {
 	}
 	f.complete("D2", "W2", once...)
 	f.complete("D3", "W3", repeat("common", 3))
-	hits, err := f.idx.Search(t.Context(), search.Query{Text: "common", Limit: 50})
+	res, err := f.idx.Search(t.Context(), search.Query{Text: "common", Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !res.Capped || res.Ranked != 10 {
+		t.Errorf("ranked %d, capped %v: want 10 of more, capped", res.Ranked, res.Capped)
+	}
+	hits := res.Hits
 	if len(hits) != 10 || hits[0].DocumentID != "D3" {
 		t.Fatalf("%d hits, first %+v: want the 10 newest matches, D3's first", len(hits), hits[0])
 	}
@@ -232,10 +236,14 @@ func TestAProjectsMatchesAreRankedWhateverOtherProjectsHold(t *testing.T) {
 		once[i] = "common " + strconv.Itoa(i)
 	}
 	f.completeIn("new", "D2", "W2", once...)
-	hits, err := f.idx.Search(t.Context(), search.Query{Text: "common", Project: "old"})
+	res, err := f.idx.Search(t.Context(), search.Query{Text: "common", Project: "old"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Capped {
+		t.Errorf("one match in the project, yet the results say more matched than were ranked")
+	}
+	hits := res.Hits
 	if len(hits) != 1 || hits[0].DocumentID != "D1" || hits[0].ProjectID != "old" {
 		t.Errorf("project old: %+v", hits)
 	}
