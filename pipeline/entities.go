@@ -178,6 +178,32 @@ func SegmentCount(n int) string {
 	return fmt.Sprintf("%d segments", n)
 }
 
+// Doing says what a workflow is doing, for people: the step it runs (of
+// several running, the one that started first, by name among equals),
+// else its outcome once it has ended, else "waiting" (pending, or between
+// steps) or its status ("waiting_review").
+func (p StepProgress) Doing() string {
+	if p.Status.Final() {
+		return p.Outcome()
+	}
+	current, started := "", ""
+	for name, st := range p.Steps {
+		if st.Status != StepInProgress {
+			continue
+		}
+		if current == "" || st.StartedAt < started || (st.StartedAt == started && name < current) {
+			current, started = name, st.StartedAt
+		}
+	}
+	switch {
+	case current != "":
+		return current
+	case p.Status == WorkflowPending || p.Status == WorkflowInProgress:
+		return "waiting"
+	}
+	return string(p.Status)
+}
+
 // Outcome says how far a workflow got, for people: its status, and for a
 // completed one with failed segments how many ("completed, 1 segment
 // failed"), so a partial result never reads as a whole one.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"sync"
 	"time"
 
@@ -53,28 +52,10 @@ func (noProgress) Track(string, pipeline.Workflow) {}
 func (noProgress) Done(string)                     {}
 func (noProgress) Stop()                           {}
 
-// currentStep names the step a workflow is in, for display.
-func currentStep(prog pipeline.StepProgress) string {
-	if prog.Status.Final() {
-		return prog.Outcome()
-	}
-	names := make([]string, 0, len(prog.Steps))
-	for name, st := range prog.Steps {
-		if st.Status == pipeline.StepInProgress {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return "waiting"
-	}
-	return names[0]
-}
-
 // stepText is the current step with its own progress when it records one
 // and the time left at the rate so far: "ocr 12/300 pages, ETA 9m20s".
 func stepText(prog pipeline.StepProgress) string {
-	name := currentStep(prog)
+	name := prog.Doing()
 	st, ok := prog.Steps[name]
 	if !ok || st.Status != pipeline.StepInProgress || st.Progress == nil || st.Progress.Total <= 0 {
 		return name
@@ -105,7 +86,7 @@ func newLogProgress(w io.Writer, repo *pipeline.Repository) *logProgress {
 }
 
 func (l *logProgress) update(t localrun.Watched, prog pipeline.StepProgress) {
-	line := fmt.Sprintf("%s: %s", t.File, currentStep(prog)) // a line per change: no counts that tick every second
+	line := fmt.Sprintf("%s: %s", t.File, prog.Doing()) // a line per change: no counts that tick every second
 	if prog.TotalSegments > 0 {
 		line += fmt.Sprintf(" (%d/%d segments)", segmentsFinished(prog), prog.TotalSegments)
 	}

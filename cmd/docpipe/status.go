@@ -201,7 +201,7 @@ func status(ctx context.Context, a *app, args []string, failed bool, limit int) 
 	}
 	t := newTextTable(stdout, "WORKFLOW", "FILE", "STATUS", "STEP", "SEGMENTS", "FAILED", "UPDATED", "ERROR")
 	for _, p := range list {
-		t.row(p.WorkflowID, p.FileName, p.Status, currentStep(p),
+		t.row(p.WorkflowID, p.FileName, p.Status, p.Doing(),
 			fmt.Sprintf("%d/%d", segmentsFinished(p), p.TotalSegments), p.SegmentsFailed, localTime(p.UpdatedAt), p.Error)
 	}
 	if err := t.flush(); err != nil || failed {

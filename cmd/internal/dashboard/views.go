@@ -52,7 +52,7 @@ func newProgressView(p pipeline.StepProgress) progressView {
 	}
 	v := progressView{
 		WorkflowID: p.WorkflowID, ProjectID: p.ProjectID, FileName: p.FileName, Status: string(p.Status),
-		CurrentStep: currentStep(p), SegmentsTotal: p.TotalSegments, SegmentsDone: p.SegmentsDone,
+		CurrentStep: p.Doing(), SegmentsTotal: p.TotalSegments, SegmentsDone: p.SegmentsDone,
 		SegmentsFailed: p.SegmentsFailed, SegmentsSkipped: p.SegmentsSkipped, Percent: pct,
 		Error: p.Error, UpdatedAt: p.UpdatedAt,
 	}
@@ -84,25 +84,6 @@ func formatETA(d time.Duration) string {
 		return d.Round(10 * time.Second).String()
 	}
 	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
-}
-
-// currentStep names the first step in pipeline order that is running, or
-// the workflow's status when none is.
-func currentStep(p pipeline.StepProgress) string {
-	for _, name := range stepNames {
-		if p.Steps[name].Status == pipeline.StepInProgress {
-			return name
-		}
-	}
-	for _, st := range stepViews(p) { // a stage of a pipeline file the default does not know
-		if st.Status == string(pipeline.StepInProgress) {
-			return st.Name
-		}
-	}
-	if p.Status == pipeline.WorkflowPending {
-		return "waiting"
-	}
-	return string(p.Status)
 }
 
 // stepView is one row of the step timeline.

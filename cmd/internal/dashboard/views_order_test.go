@@ -25,7 +25,7 @@ func TestStepViewsOrderUserStagesByStart(t *testing.T) {
 		if want := []string{"segment_prep", "zeta", "alpha", "beta", "later"}; !slices.Equal(names, want) {
 			t.Fatalf("order %v, want %v", names, want)
 		}
-		if got := currentStep(p); got != "alpha" {
+		if got := p.Doing(); got != "alpha" {
 			t.Fatalf("current step %q, want alpha", got)
 		}
 	}
