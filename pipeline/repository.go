@@ -153,8 +153,32 @@ func validName(kind, name string) error {
 }
 
 func validID(kind, id string) error {
+	if kind == "project" {
+		return ValidProjectID(id)
+	}
 	if id == "" || strings.Contains(id, "#") {
 		return fmt.Errorf("pipeline: invalid %s id %q", kind, id)
+	}
+	return nil
+}
+
+// MaxProjectID is how long a project id may be.
+const MaxProjectID = 100
+
+// ValidProjectID says whether id may name a project. A project's id is
+// the first segment of every blob key of its documents (blobkeys.go) and
+// a part of table keys, so it is kept to what is safe in both, in a
+// path, in a URL and on a terminal: letters, digits, '.', '_' and '-',
+// starting with a letter or digit.
+func ValidProjectID(id string) error {
+	ok := id != "" && len(id) <= MaxProjectID
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		ok = alnum || i > 0 && (c == '.' || c == '_' || c == '-')
+	}
+	if !ok {
+		return fmt.Errorf("project id %q is not valid: use 1 to %d letters, digits, '.', '_' or '-', starting with a letter or digit", id, MaxProjectID)
 	}
 	return nil
 }

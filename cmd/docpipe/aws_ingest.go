@@ -45,6 +45,9 @@ func (a awsIngest) open(ctx context.Context) (*backend.Backend, backend.AWSClien
 // starts it exactly as the bucket's event would (same workflow id), so
 // when that event fires too, both converge on one workflow.
 func (a awsIngest) ingest(ctx context.Context, files []string) ([]ingestResult, error) {
+	if err := s3ingest.CheckProjectOutsideUploads(a.project, a.prefix); err != nil {
+		return nil, usageError{err}
+	}
 	b, clients, err := a.open(ctx)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/docpipe/docpipe/cmd/internal/backend"
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
@@ -160,5 +162,19 @@ func TestDeletedObjectIsIgnored(t *testing.T) {
 	}
 	if len(res.Started) != 0 || len(res.Ignored) != 1 || len(ex.starts) != 0 {
 		t.Fatalf("res = %+v, starts %v", res, ex.starts)
+	}
+}
+
+// The ingest function refuses, before it touches AWS, to run a project
+// whose outputs its own bucket event would take for uploads.
+func TestHandlerRefusesAProjectUnderTheUploadsPrefix(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		backend.EnvStateMachineARN: "arn:aws:states:us-east-1:000000000000:stateMachine:docpipe",
+		backend.EnvProject:         "incoming",
+	}
+	_, err := newHandler(t.Context(), func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "uploads prefix") {
+		t.Fatalf("err = %v, want the project refused", err)
 	}
 }

@@ -43,6 +43,11 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	if smARN == "" {
 		return nil, fmt.Errorf("%s is not set", backend.EnvStateMachineARN)
 	}
+	project := or(getenv(backend.EnvProject), backend.DefaultProject)
+	prefix := or(getenv(backend.EnvIncomingPrefix), backend.DefaultIncomingPrefix)
+	if err := s3ingest.CheckProjectOutsideUploads(project, prefix); err != nil {
+		return nil, err
+	}
 	cfg, err := backend.LoadAWSConfig(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -52,7 +57,6 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	project := or(getenv(backend.EnvProject), backend.DefaultProject)
 	reconciler := &sfn.Reconciler{API: clients.SFN, Repo: b.Repo, StateMachineARN: smARN, Logger: logger,
 		// Held workflows start as ingest would have started them.
 		Bucket: b.Bucket,
@@ -71,7 +75,7 @@ func newHandler(ctx context.Context, getenv func(string) string, logger *slog.Lo
 		},
 		S3:         clients.S3,
 		Reconciler: reconciler,
-		Prefix:     or(getenv(backend.EnvIncomingPrefix), backend.DefaultIncomingPrefix),
+		Prefix:     prefix,
 		Logger:     logger,
 	}, nil
 }

@@ -79,6 +79,19 @@ func Head(ctx context.Context, api HeadAPI, o Object) (Object, error) {
 	return o, nil
 }
 
+// CheckProjectOutsideUploads refuses a project whose documents' blobs
+// (under "<project>/", see pipeline's blobkeys.go) could fall under the
+// prefix uploads arrive under: the bucket's event would take the
+// pipeline's own outputs for uploads, and the uploads' expiry would
+// delete them.
+func CheckProjectOutsideUploads(project, prefix string) error {
+	own := project + "/"
+	if strings.HasPrefix(own, prefix) || strings.HasPrefix(prefix, own) {
+		return fmt.Errorf("project %q keeps its documents under %s, which the uploads prefix %q covers: name the project or the prefix otherwise", project, own, prefix)
+	}
+	return nil
+}
+
 // Ingest registers the object as a document of project and starts its
 // workflow, or holds it pending while the project runs as many workflows
 // as it allows. Registering or starting the same object again does nothing new

@@ -94,6 +94,15 @@ resource "aws_lambda_function" "ingest" {
 
   kms_key_arn = var.lambda_kms_key_arn
 
+  lifecycle {
+    precondition {
+      # The project's documents are written under "<project>/": under the
+      # uploads prefix, the bucket's event would take them for uploads.
+      condition     = !startswith("${var.project}/", var.incoming_prefix) && !startswith(var.incoming_prefix, "${var.project}/")
+      error_message = "incoming_prefix must not cover the project's own keys (\"<project>/\"): name the project or the prefix otherwise."
+    }
+  }
+
   environment {
     variables = {
       DOCPIPE_TABLE             = aws_dynamodb_table.this.name

@@ -23,6 +23,11 @@ variable "project" {
   description = "Project that documents uploaded to the bucket join (DOCPIPE_PROJECT of the ingest function)."
   type        = string
   default     = "default"
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", var.project))
+    error_message = "project must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit: it starts the key of every object the pipeline writes."
+  }
 }
 
 variable "incoming_prefix" {
