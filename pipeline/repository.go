@@ -163,7 +163,7 @@ func validID(kind, id string) error {
 }
 
 // MaxProjectID is how long a project id may be.
-const MaxProjectID = 100
+const MaxProjectID = 64
 
 // ValidProjectID says whether id may name a project. A project's id is
 // the first segment of every blob key of its documents (blobkeys.go) and

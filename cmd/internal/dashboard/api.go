@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -303,10 +302,6 @@ type uploadResult struct {
 	URL        string `json:"url"`
 }
 
-// webProjectID is a project id an upload may name: it becomes the first
-// element of the blob keys, so nothing that could climb out of it.
-var webProjectID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // errTooLarge is a file over the upload limit.
 var errTooLarge = errors.New("file too large")
 
@@ -348,8 +343,8 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 	if project == "" {
 		project = s.opts.Project
 	}
-	if !webProjectID.MatchString(project) {
-		writeError(w, http.StatusBadRequest, "a project id is 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit")
+	if err := pipeline.ValidProjectID(project); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	results := []uploadResult{}

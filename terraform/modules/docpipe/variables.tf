@@ -25,8 +25,8 @@ variable "project" {
   default     = "default"
 
   validation {
-    condition     = can(regex("^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", var.project))
-    error_message = "project must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit: it starts the key of every object the pipeline writes."
+    condition     = can(regex("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", var.project))
+    error_message = "project must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit: it starts the key of every object the pipeline writes."
   }
 }
 
