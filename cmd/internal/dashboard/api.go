@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -305,7 +306,10 @@ type uploadResult struct {
 
 // webProjectID is a project id an upload may name: it becomes the first
 // element of the blob keys, so nothing that could climb out of it.
-var webProjectID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// Compiled on first use: the bounded repeat makes a large program.
+var webProjectID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+})
 
 // errTooLarge is a file over the upload limit.
 var errTooLarge = errors.New("file too large")
@@ -348,7 +352,7 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) {
 	if project == "" {
 		project = s.opts.Project
 	}
-	if !webProjectID.MatchString(project) {
+	if !webProjectID().MatchString(project) {
 		writeError(w, http.StatusBadRequest, "a project id is 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit")
 		return
 	}
