@@ -108,7 +108,7 @@ contrato é de R$ 10.000,00 e será pago em duas parcelas.`,
 				t.Errorf("top keyword %+v: want the repeated term first", r.Keywords[0])
 			}
 			for _, k := range r.Keywords {
-				if _, stop := stopwords[k.Term]; stop && isStopword(stopwords[k.Term], langOf(tt.lang)) {
+				if _, stop := stopwords()[k.Term]; stop && isStopword(stopwords()[k.Term], langOf(tt.lang)) {
 					t.Errorf("stopword %q among keywords", k.Term)
 				}
 			}

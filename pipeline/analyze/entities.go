@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -168,7 +169,7 @@ func lowerHost(u string, n int) string {
 
 // ---- dates ----------------------------------------------------------------
 
-var months = func() map[string]int {
+var months = sync.OnceValue(func() map[string]int {
 	m := map[string]int{}
 	add := func(n int, names string) {
 		for _, w := range strings.Fields(names) {
@@ -190,21 +191,21 @@ var months = func() map[string]int {
 	add(11, "november nov novembre noviembre novembro")
 	add(12, "december dec dezember dez décembre decembre diciembre dicembre dezembro")
 	return m
-}()
+})
 
 // fullMonths are month names that are never a person's or company's name.
-var fullMonths = func() map[string]bool {
+var fullMonths = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
-	for w := range months {
+	for w := range months() {
 		if len(w) > 4 {
 			m[strings.ToLower(w)] = true
 		}
 	}
 	return m
-}()
+})
 
 func monthOf(w string) (int, bool) {
-	m, ok := months[w]
+	m, ok := months()[w]
 	return m, ok
 }
 
@@ -263,7 +264,7 @@ func monthWord(t string, i, limit int) (month, end int, ok bool) {
 			return 0, 0, false
 		}
 	}
-	month, ok = months[t[i:e]]
+	month, ok = months()[t[i:e]]
 	if ok && e < limit && t[e] == '.' {
 		e++
 	}
@@ -463,7 +464,7 @@ var currencySymbols = map[rune]string{
 	'₺': "TRY", '₪': "ILS", '฿': "THB", '₫': "VND", '₴': "UAH", '₦': "NGN", '₱': "PHP",
 }
 
-var currencyCodes = func() map[string]string {
+var currencyCodes = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	for _, c := range strings.Fields(`USD EUR GBP CHF JPY CNY CAD AUD NZD SEK NOK DKK PLN CZK HUF BRL MXN INR RUB
 ZAR HKD SGD TRY KRW ILS AED SAR`) {
@@ -473,7 +474,7 @@ ZAR HKD SGD TRY KRW ILS AED SAR`) {
 		m[w], m[strings.ToUpper(w[:1])+w[1:]] = c, c
 	}
 	return m
-}()
+})
 
 // prefixed dollars: US$, R$, A$ ...
 var dollarPrefixes = map[string]string{"US": "USD", "R": "BRL", "A": "AUD", "C": "CAD", "NZ": "NZD", "HK": "HKD", "S": "SGD"}
@@ -485,7 +486,7 @@ func currencyCode(t string, cs, ce, limit int) (string, bool) {
 		return c, ok
 	}
 	if len(w) == 3 {
-		c, ok := currencyCodes[w]
+		c, ok := currencyCodes()[w]
 		return c, ok && c == w
 	}
 	return "", false
@@ -533,7 +534,7 @@ func (s *scanner) amountNumberFirst(i, limit int) (int, bool) {
 		}
 		w += size
 	}
-	if code, ok := currencyCodes[t[j:w]]; ok && boundary(t, w, limit) {
+	if code, ok := currencyCodes()[t[j:w]]; ok && boundary(t, w, limit) {
 		s.addEntity(EntityAmount, code+" "+num)
 		return w, true
 	}
@@ -638,7 +639,7 @@ var nameTitles = map[string]bool{
 	"senhora": true, "sir": true, "dear": true, "liebe": true, "lieber": true, "cher": true, "chère": true,
 }
 
-var weekdays = func() map[string]bool {
+var weekdays = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`monday tuesday wednesday thursday friday saturday sunday montag dienstag
 mittwoch donnerstag freitag samstag sonntag lundi mardi mercredi jeudi vendredi samedi dimanche lunes martes
@@ -647,7 +648,7 @@ woensdag donderdag vrijdag zaterdag zondag segunda terça quarta quinta sexta`) 
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // nameWord reports whether a token can be part of a name.
 func (s *scanner) nameWord(tk token) bool {
@@ -720,7 +721,7 @@ func (s *scanner) emitName(from, to, lang int) {
 	}
 	if from == to && !titled {
 		key := first.key
-		if first.lowerSeen || fullMonths[key] || weekdays[key] || (lang == langDE && toks[from].flags&fUpper == 0) {
+		if first.lowerSeen || fullMonths()[key] || weekdays()[key] || (lang == langDE && toks[from].flags&fUpper == 0) {
 			return
 		}
 	}
@@ -730,7 +731,7 @@ func (s *scanner) emitName(from, to, lang int) {
 			allUpper = false
 		}
 		if k == from || k == to {
-			if key := s.terms[toks[k].term].key; fullMonths[key] || weekdays[key] {
+			if key := s.terms[toks[k].term].key; fullMonths()[key] || weekdays()[key] {
 				return
 			}
 		}

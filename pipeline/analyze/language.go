@@ -3,6 +3,7 @@ package analyze
 import (
 	"math/bits"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -75,8 +76,10 @@ umas uns você vocês`,
 }
 
 // stopwords maps a lower-case word to the bit set of languages it is a
-// function word of.
-var stopwords = func() map[string]uint8 {
+// function word of. This table and the package's other word lists are
+// built on first use: every docpipe command links the package, and only
+// those that analyse text should pay for them.
+var stopwords = sync.OnceValue(func() map[string]uint8 {
 	m := make(map[string]uint8, 1200)
 	for l, list := range stopwordLists {
 		for _, w := range strings.Fields(list) {
@@ -84,7 +87,7 @@ var stopwords = func() map[string]uint8 {
 		}
 	}
 	return m
-}()
+})
 
 // langOf returns the index of code in languages, or -1.
 func langOf(code string) int {

@@ -246,7 +246,7 @@ func (s *scanner) closeSentence(end int) {
 }
 
 // abbreviations whose dot does not end a sentence.
-var abbreviations = func() map[string]bool {
+var abbreviations = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`mr mrs ms dr prof sr sra jr st inc ltd co corp vs etc eg ie approx no nr nos
 fig figs vol pp p ca cf resp bzw usw ggf evtl inkl zzgl ua vgl hr fr frl str mme mlle m av art abs sig dott ing
@@ -254,7 +254,7 @@ dhr mevr blz jan feb mar apr jun jul aug sep sept oct okt nov dec dez`) {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // punct handles . ! ? and the ellipsis at i.
 func (s *scanner) punct(i, limit int) int {
@@ -297,7 +297,7 @@ func (s *scanner) dotContinues(i, j, limit int) bool {
 		if utf8.RuneCountInString(w) == 1 && tk.flags&fLetter != 0 {
 			return true // an initial: "J. Smith", "z.B."
 		}
-		if tk.term >= 0 && abbreviations[s.terms[tk.term].key] {
+		if tk.term >= 0 && abbreviations()[s.terms[tk.term].key] {
 			return true
 		}
 		if tk.flags&fLetter == 0 && len(w) <= 2 && len(s.toks)-1 == s.sentTokFrom {
@@ -567,7 +567,7 @@ func (s *scanner) newTerm(key string) int32 {
 	id := int32(len(s.terms))
 	s.termIDs[key] = id
 	s.terms = append(s.terms, term{
-		key: key, lastSent: -1, stop: stopwords[key], feat: featureMask(key),
+		key: key, lastSent: -1, stop: stopwords()[key], feat: featureMask(key),
 		noKey: utf8.RuneCountInString(key) < 3,
 	})
 	return id

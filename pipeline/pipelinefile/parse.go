@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -379,13 +380,14 @@ func (d *decoder) add(line int, stage, format string, args ...any) {
 	d.problems = append(d.problems, Problem{File: d.file, Line: line, Stage: stage, Msg: fmt.Sprintf(format, args...)})
 }
 
-var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// syntaxLine is compiled on first use, not at start-up.
+var syntaxLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // syntax reports a YAML syntax error at its line.
 func (d *decoder) syntax(err error) {
 	for _, msg := range strings.Split(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n"), "\n") {
 		msg = strings.TrimSpace(msg)
-		if m := syntaxLine.FindStringSubmatch(msg); m != nil {
+		if m := syntaxLine().FindStringSubmatch(msg); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			d.add(line, "", "%s", m[2])
 			continue

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -35,11 +36,23 @@ const (
 	TargetAWS Target = "aws"
 )
 
-var (
-	pipelineName = regexp.MustCompile(`^[a-z0-9-]+$`)
-	stageName    = regexp.MustCompile(`^[a-z0-9_]+$`)
-	languageCode = regexp.MustCompile(`^[a-z]{2}$`)
-)
+// namePatterns are the forms of the names a pipeline file gives. They are
+// compiled when a first file is validated, not at start-up.
+type namePatterns struct {
+	pipeline, stage, language *regexp.Regexp
+	env                       *regexp.Regexp // a portable environment variable name
+	reviewer                  *regexp.Regexp
+}
+
+var nameForms = sync.OnceValue(func() *namePatterns {
+	return &namePatterns{
+		pipeline: regexp.MustCompile(`^[a-z0-9-]+$`),
+		stage:    regexp.MustCompile(`^[a-z0-9_]+$`),
+		language: regexp.MustCompile(`^[a-z]{2}$`),
+		env:      regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`),
+		reviewer: regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_@+-]*$`),
+	}
+})
 
 // Validate checks def for target and returns every problem as Problems,
 // each at its file and line when def was read from a file.
@@ -108,7 +121,7 @@ func (v *validator) definition() {
 	switch {
 	case d.Name == "":
 		v.add("", "", "name is missing")
-	case !pipelineName.MatchString(d.Name):
+	case !nameForms().pipeline.MatchString(d.Name):
 		v.add("name", "", "name %q must be lowercase letters, digits and '-'", d.Name)
 	}
 	if d.BatchSize <= 0 {
@@ -125,7 +138,7 @@ func (v *validator) definition() {
 }
 
 func (v *validator) stage(i int, st pipeline.Stage) {
-	if !stageName.MatchString(st.Name) {
+	if !nameForms().stage.MatchString(st.Name) {
 		v.at(i, "name", "name must be lowercase letters, digits and '_'")
 	}
 	if st.Scope != pipeline.ScopeDocument && st.Scope != pipeline.ScopeSegment {
@@ -157,9 +170,6 @@ func (v *validator) stage(i int, st pipeline.Stage) {
 // reservedHeaders are set by docpipe or by HTTP itself.
 var reservedHeaders = []string{"Host", "Content-Type", "Content-Length", "Transfer-Encoding", "Connection", "Te", "Trailer", "Upgrade"}
 
-// envName is a portable environment variable name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 func (v *validator) headers(i int, hs map[string]pipeline.HeaderValue) {
 	for _, name := range slices.Sorted(maps.Keys(hs)) {
 		switch h := hs[name]; {
@@ -167,7 +177,7 @@ func (v *validator) headers(i int, hs map[string]pipeline.HeaderValue) {
 			v.at(i, "run", "header %q is not a valid header name", name)
 		case slices.Contains(reservedHeaders, http.CanonicalHeaderKey(name)):
 			v.at(i, "run", "header %s is set by docpipe, not the pipeline file", name)
-		case !envName.MatchString(h.Env):
+		case !nameForms().env.MatchString(h.Env):
 			v.at(i, "run", "header %s: env must name an environment variable (letters, digits, _), got %q", name, h.Env)
 		}
 	}
@@ -234,8 +244,6 @@ func (v *validator) run(i int, st pipeline.Stage) {
 	}
 }
 
-var reviewerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_@+-]*$`)
-
 // review checks a review stage: someone to decide, a due date, and
 // outcomes the engine knows.
 func (v *validator) review(i int, st pipeline.Stage) {
@@ -247,7 +255,7 @@ func (v *validator) review(i int, st pipeline.Stage) {
 		v.at(i, "run", "review sets both assign and group; set one")
 	}
 	for _, n := range append(slices.Clone(rv.Assign), rv.Group) {
-		if n != "" && !reviewerName.MatchString(n) {
+		if n != "" && !nameForms().reviewer.MatchString(n) {
 			v.at(i, "run", "reviewer %q must be letters, digits, '_', '-', '+' or '@'", n)
 		}
 	}
@@ -405,7 +413,7 @@ func (v *validator) when(i int, st pipeline.Stage) {
 		}
 	}
 	for _, l := range w.Language {
-		if !languageCode.MatchString(l) {
+		if !nameForms().language.MatchString(l) {
 			v.at(i, "when", "language %q is not an ISO 639-1 code such as en", l)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/html/charset"
 
@@ -64,8 +65,10 @@ var (
 	zipMagic    = []byte("PK\x03\x04")
 	zipEmpty    = []byte("PK\x05\x06")
 	warcMagic   = []byte("WARC/1.")
-	pdfMagic    = regexp.MustCompile(`%PDF-\d\.\d`)
 )
+
+// pdfMagic is compiled on first use, not at start-up.
+var pdfMagic = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%PDF-\d\.\d`) })
 
 // Detect recognises a format from the first bytes of a file (HeadSize is
 // plenty). Failures are step errors: InvalidDocumentError for an empty
@@ -91,7 +94,7 @@ func detect(head []byte) result {
 		return result{format: extract.FormatJPEG}
 	case bytes.HasPrefix(head, tiffLEMagic), bytes.HasPrefix(head, tiffBEMagic):
 		return result{format: extract.FormatTIFF}
-	case pdfMagic.Match(head[:min(len(head), pdfJunkWindow+8)]):
+	case pdfMagic().Match(head[:min(len(head), pdfJunkWindow+8)]):
 		return result{format: extract.FormatPDF}
 	case bytes.HasPrefix(head, zipMagic):
 		return zipGuess(head)

@@ -3,6 +3,7 @@ package sniff
 import (
 	"bytes"
 	"regexp"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -217,7 +218,10 @@ func decodeHead(b []byte, enc TextEncoding) []byte {
 	return b
 }
 
-var htmlStart = regexp.MustCompile(`(?i)^<(!doctype\s+html|html|head|body|title|meta|link|style|script)[\s>/]`)
+// htmlStart is compiled on first use, like the Markdown patterns.
+var htmlStart = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^<(!doctype\s+html|html|head|body|title|meta|link|style|script)[\s>/]`)
+})
 
 // looksLikeHTML: after whitespace, comments and an XML declaration the text
 // starts with an HTML doctype or one of the tags that only open an HTML
@@ -239,23 +243,33 @@ func looksLikeHTML(text []byte) bool {
 			}
 			t = bytes.TrimLeft(t[end+2:], " \t\r\n\f")
 		default:
-			return htmlStart.Match(t)
+			return htmlStart().Match(t)
 		}
 	}
 	return false
 }
 
-var (
-	mdATXHeading  = regexp.MustCompile(`^ {0,3}#{1,6}[ \t]+\S`)
-	mdSetext      = regexp.MustCompile(`^ {0,3}(=+|-{2,})[ \t]*$`)
-	mdFence       = regexp.MustCompile("^ {0,3}(```|~~~)")
-	mdTableDelim  = regexp.MustCompile(`^ {0,3}\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$`)
-	mdListItem    = regexp.MustCompile(`^ {0,3}([-*+]|\d{1,9}[.)])[ \t]+\S`)
-	mdBlockquote  = regexp.MustCompile(`^ {0,3}>[ \t]?\S`)
-	mdInlineLink  = regexp.MustCompile(`!?\[[^\]\n]+\]\([^)\s]+[^)\n]*\)`)
-	mdRefLinkDef  = regexp.MustCompile(`^ {0,3}\[[^\]]+\]:[ \t]*\S`)
-	mdInlineStyle = regexp.MustCompile("(\\*\\*[^*\\n]+\\*\\*|__[^_\\n]+__|`[^`\\n]+`)")
-)
+// markdownSyntax holds the patterns looksLikeMarkdown scores. They are
+// compiled on first use, not at start-up: commands that never sniff a
+// file should not pay for them.
+type markdownSyntax struct {
+	atxHeading, setext, fence, tableDelim, listItem *regexp.Regexp
+	blockquote, inlineLink, refLinkDef, inlineStyle *regexp.Regexp
+}
+
+var mdSyntax = sync.OnceValue(func() *markdownSyntax {
+	return &markdownSyntax{
+		atxHeading:  regexp.MustCompile(`^ {0,3}#{1,6}[ \t]+\S`),
+		setext:      regexp.MustCompile(`^ {0,3}(=+|-{2,})[ \t]*$`),
+		fence:       regexp.MustCompile("^ {0,3}(```|~~~)"),
+		tableDelim:  regexp.MustCompile(`^ {0,3}\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$`),
+		listItem:    regexp.MustCompile(`^ {0,3}([-*+]|\d{1,9}[.)])[ \t]+\S`),
+		blockquote:  regexp.MustCompile(`^ {0,3}>[ \t]?\S`),
+		inlineLink:  regexp.MustCompile(`!?\[[^\]\n]+\]\([^)\s]+[^)\n]*\)`),
+		refLinkDef:  regexp.MustCompile(`^ {0,3}\[[^\]]+\]:[ \t]*\S`),
+		inlineStyle: regexp.MustCompile("(\\*\\*[^*\\n]+\\*\\*|__[^_\\n]+__|`[^`\\n]+`)"),
+	}
+})
 
 // looksLikeMarkdown scores Markdown syntax in the head of a text file.
 //
@@ -270,6 +284,7 @@ var (
 // (plain text does not start with "# "). Lists alone never make Markdown:
 // numbered and dashed lists are common in plain letters.
 func looksLikeMarkdown(text []byte) bool {
+	md := mdSyntax()
 	lines := bytes.Split(text, []byte("\n"))
 	if len(lines) > 1 {
 		lines = lines[:len(lines)-1] // the last line may be cut short
@@ -292,40 +307,40 @@ func looksLikeMarkdown(text []byte) bool {
 		// spaces, with a byte of its own: lines of prose start with none of
 		// them and skip the regular expressions.
 		lead := leadByte(line)
-		setext := (lead == '=' || lead == '-') && mdSetext.Match(line)
+		setext := (lead == '=' || lead == '-') && md.setext.Match(line)
 		if !firstSeen && !blank {
 			firstSeen = true
-			if lead == '#' && mdATXHeading.Match(line) {
+			if lead == '#' && md.atxHeading.Match(line) {
 				return true
 			}
 		}
 		switch {
-		case (lead == '`' || lead == '~') && mdFence.Match(line):
+		case (lead == '`' || lead == '~') && md.fence.Match(line):
 			structural++
 			score += 2
 			inFence = !inFence
 		case inFence:
-		case lead == '#' && mdATXHeading.Match(line):
+		case lead == '#' && md.atxHeading.Match(line):
 			structural++
 			score += 2
 		case prevText && setext:
 			structural++
 			score += 2
-		case bytes.Contains(line, []byte("---")) && bytes.IndexByte(line, '|') >= 0 && mdTableDelim.Match(line):
+		case bytes.Contains(line, []byte("---")) && bytes.IndexByte(line, '|') >= 0 && md.tableDelim.Match(line):
 			structural++
 			score += 2
-		case (lead == '-' || lead == '*' || lead == '+' || '0' <= lead && lead <= '9') && mdListItem.Match(line):
+		case (lead == '-' || lead == '*' || lead == '+' || '0' <= lead && lead <= '9') && md.listItem.Match(line):
 			addMinor("list")
-		case lead == '>' && mdBlockquote.Match(line):
+		case lead == '>' && md.blockquote.Match(line):
 			addMinor("quote")
-		case lead == '[' && mdRefLinkDef.Match(line):
+		case lead == '[' && md.refLinkDef.Match(line):
 			addMinor("refdef")
 		}
 		if !inFence {
-			if bytes.Contains(line, []byte("](")) && mdInlineLink.Match(line) {
+			if bytes.Contains(line, []byte("](")) && md.inlineLink.Match(line) {
 				addMinor("link")
 			}
-			if (bytes.Contains(line, []byte("**")) || bytes.Contains(line, []byte("__")) || bytes.IndexByte(line, '`') >= 0) && mdInlineStyle.Match(line) {
+			if (bytes.Contains(line, []byte("**")) || bytes.Contains(line, []byte("__")) || bytes.IndexByte(line, '`') >= 0) && md.inlineStyle.Match(line) {
 				addMinor("style")
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
@@ -110,10 +111,14 @@ func ActivityARNPrefix(anyARN, namePrefix string) (string, error) {
 }
 
 // namePattern is what Step Functions accepts in execution and activity
-// names that must also work with CloudWatch Logs (ASCII subset).
-var namePattern = regexp.MustCompile(`^[0-9A-Za-z_-]{1,80}$`)
+// names that must also work with CloudWatch Logs (ASCII subset). It is
+// compiled on first use: its bounded repeat makes a large program that
+// every docpipe command would otherwise build at start-up.
+var namePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9A-Za-z_-]{1,80}$`)
+})
 
-func validName(s string) bool { return namePattern.MatchString(s) }
+func validName(s string) bool { return namePattern().MatchString(s) }
 
 // ExecutionName is the execution name of a workflow: its id, so that a
 // second start of the same workflow cannot start a second execution.

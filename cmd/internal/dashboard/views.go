@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -38,8 +39,9 @@ type progressView struct {
 	UpdatedAt   string `json:"updated_at"`
 }
 
-// stepNames is the order steps are shown in.
-var stepNames = pipelinefile.Default().StepNames()
+// stepNames is the order steps are shown in, read from the default
+// pipeline when a page first needs it rather than at start-up.
+var stepNames = sync.OnceValue(func() []string { return pipelinefile.Default().StepNames() })
 
 func newProgressView(p pipeline.StepProgress) progressView {
 	finished := p.SegmentsDone + p.SegmentsFailed + p.SegmentsSkipped
@@ -136,7 +138,7 @@ func stepViews(p pipeline.StepProgress) []stepView {
 		out = append(out, v)
 		seen[name] = true
 	}
-	for _, name := range stepNames {
+	for _, name := range stepNames() {
 		if st, ok := p.Steps[name]; ok {
 			add(name, st)
 		}

@@ -19,6 +19,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -32,12 +33,16 @@ import (
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 )
 
-var md = goldmark.New(
-	goldmark.WithParser(parser.NewParser(
-		parser.WithBlockParsers(blockParsers()...),
-		parser.WithInlineParsers(inlineParsers()...),
-		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
-	goldmark.WithExtensions(extension.GFM))
+// md is the Markdown parser, built when a first document needs it: every
+// docpipe command links this package, most never parse Markdown.
+var md = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithParser(parser.NewParser(
+			parser.WithBlockParsers(blockParsers()...),
+			parser.WithInlineParsers(inlineParsers()...),
+			parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
+		goldmark.WithExtensions(extension.GFM))
+})
 
 // chunkBytes is the size past which the source is cut at the next block
 // boundary that is safe to cut at, so that goldmark's tree (several times
@@ -161,7 +166,7 @@ func parse(src []byte, refs refs) ast.Node {
 	if refs != nil {
 		pc = &refContext{Context: pc, refs: refs}
 	}
-	return md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	return md().Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 }
 
 type renderer struct {

@@ -33,7 +33,7 @@ func TestNestingIsBounded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for name, doc := range map[string]ast.Node{
 				"render": parse([]byte(tc.src), nil),
-				"gather": mdBlocks.Parser().Parse(text.NewReader([]byte(tc.src))),
+				"gather": mdBlocks().Parser().Parse(text.NewReader([]byte(tc.src))),
 			} {
 				if got := maxDepth(doc); got != maxNesting {
 					t.Errorf("%s parse: nested %d deep, want %d", name, got, maxNesting)

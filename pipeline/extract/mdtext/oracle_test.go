@@ -55,11 +55,11 @@ func wholeRender(ctx context.Context, src string, target int, limits extract.Lim
 		}
 		end := wholeNextCut(src, start, target)
 		r.src = []byte(src[start:end])
-		doc := md.Parser().Parse(text.NewReader(r.src))
+		doc := md().Parser().Parse(text.NewReader(r.src))
 		if end < len(src) && !closedAtEnd(doc, r.src) {
 			end = len(src)
 			r.src = []byte(src[start:])
-			doc = md.Parser().Parse(text.NewReader(r.src))
+			doc = md().Parser().Parse(text.NewReader(r.src))
 		}
 		r.block(doc)
 		if r.err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -29,11 +30,14 @@ import (
 // inline content, so they come out as md finds them, faster. Of the GFM
 // extensions only tables are block structure (a table is made from a
 // paragraph, as a definition is).
-var mdBlocks = goldmark.New(
-	goldmark.WithParser(parser.NewParser(
-		parser.WithBlockParsers(blockParsers()...),
-		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
-	goldmark.WithExtensions(extension.Table))
+// It is built on first use, as md is.
+var mdBlocks = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithParser(parser.NewParser(
+			parser.WithBlockParsers(blockParsers()...),
+			parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))),
+		goldmark.WithExtensions(extension.Table))
+})
 
 // refs are a document's link reference definitions, by their normalised
 // label (util.ToLinkReference, the key goldmark looks them up by).
@@ -124,7 +128,7 @@ func gatherRefs(ctx context.Context, src source, target int) (refs, error) {
 	var pc parser.Context
 	c := &chunker{src: src, target: target, parse: func(b []byte) ast.Node {
 		pc = parser.NewContext()
-		return mdBlocks.Parser().Parse(text.NewReader(b), parser.WithContext(pc))
+		return mdBlocks().Parser().Parse(text.NewReader(b), parser.WithContext(pc))
 	}}
 	all := refs{}
 	size := 0
