@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"sync"
@@ -107,7 +108,11 @@ func (userKind) cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInpu
 			perSegment[name] = lines
 		case slices.Contains(pipeline.IngestionStages, name):
 		default:
-			raw, _, err := h.getOptional(ctx, h.documentOutputKey(in.Workflow, n))
+			key, err := h.documentOutputKey(ctx, in.Workflow, n)
+			if err != nil {
+				return nil, err
+			}
+			raw, _, err := h.getOptional(ctx, key)
 			if err != nil {
 				return nil, err
 			}
@@ -123,12 +128,18 @@ func (userKind) cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInpu
 	}), nil
 }
 
-// documentOutputKey is the blob holding document stage n's output.
-func (h *handlers) documentOutputKey(ref pipeline.WorkflowRef, n pipeline.Stage) string {
+// documentOutputKey is the blob holding document stage n's output for
+// workflow ref: the one it wrote, or the one it points at (a reuse).
+func (h *handlers) documentOutputKey(ctx context.Context, ref pipeline.WorkflowRef, n pipeline.Stage) (string, error) {
+	own := pipeline.StageOutputBlobKey(ref, n.Name)
 	if k := builtinOutputKey(n.Run.Builtin, ref); n.Run.Kind() == pipeline.RunBuiltin && k != "" {
-		return k
+		own = k // a builtin stores its output in its own blob
 	}
-	return pipeline.StageOutputBlobKey(ref, n.Name)
+	prog, err := h.Repo.GetProgress(ctx, ref.WorkflowID)
+	if err != nil {
+		return "", storageErr("read progress", err)
+	}
+	return prog.OutputBlobKey(ref, own), nil
 }
 
 // requestKey starts the key of a user's stage from what every request of
@@ -220,21 +231,23 @@ func (h *handlers) cachedSegments(ctx context.Context, kind segmentKind, keys []
 	return out, from, nil
 }
 
-// cachedDocument returns the output cached under key, and the workflow
-// that produced it; found is false for a miss (or a blob gone since).
-func (h *handlers) cachedDocument(ctx context.Context, key string) (raw []byte, from string, found bool, err error) {
-	e, found, err := h.Repo.LookupStageCache(ctx, key)
+// cachedDocument looks key up: the cached output's entry; found is false
+// for a miss (or a blob gone since).
+func (h *handlers) cachedDocument(ctx context.Context, key string) (e pipeline.CachedOutput, found bool, err error) {
+	e, found, err = h.Repo.LookupStageCache(ctx, key)
 	switch {
 	case err != nil:
-		return nil, "", false, storageErr("read stage cache", err)
+		return e, false, storageErr("read stage cache", err)
 	case !found:
-		return nil, "", false, nil
+		return e, false, nil
 	}
-	raw, found, err = h.getOptional(ctx, e.Blob)
-	if err != nil || !found {
-		return nil, "", false, err
+	switch _, err := h.Blobs.Head(ctx, e.Blob); {
+	case errors.Is(err, blob.ErrNotFound):
+		return e, false, nil
+	case err != nil:
+		return e, false, storageErr("read stage cache", err)
 	}
-	return raw, e.Workflow.WorkflowID, true, nil
+	return e, true, nil
 }
 
 // fileKey adds the files a stage reads, by name, to k.
@@ -309,26 +322,20 @@ func (h *handlers) offerSegments(ctx context.Context, ref pipeline.WorkflowRef, 
 }
 
 // reuseDocumentOutput answers a document stage of workflow ref from the
-// cache: the output under key becomes the workflow's at outKey (its own
-// earlier output, on a re-run, stays where it is). ok is false for a
-// miss.
-//
-// The output is written again under the workflow's own key: every reader
-// of a document stage's output (the stages that need it, show, export,
-// the dashboard, reviews) finds it there. It is one small blob; the run
-// it stands for is what the cache saves.
-func (h *handlers) reuseDocumentOutput(ctx context.Context, ref pipeline.WorkflowRef, key, outKey string) (outcome, bool, error) {
-	raw, from, found, err := h.cachedDocument(ctx, key)
+// cache: ok is false for a miss. A hit copies nothing: the stage points
+// at the producer's blob (outcome.output, StepState.Output), where every
+// reader finds it (StepProgress.OutputBlobKey). Its own earlier output,
+// on a re-run, stays where it is.
+func (h *handlers) reuseDocumentOutput(ctx context.Context, ref pipeline.WorkflowRef, key string) (outcome, bool, error) {
+	e, found, err := h.cachedDocument(ctx, key)
 	if err != nil || !found {
 		return outcome{}, false, err
 	}
+	from := e.Workflow.WorkflowID
 	if from == ref.WorkflowID {
 		return outcome{message: "unchanged since its last run"}, true, nil
 	}
-	if err := blob.PutBytes(ctx, h.Blobs, outKey, raw); err != nil {
-		return outcome{}, false, storageErr("write stage output", err)
-	}
-	return outcome{message: "reused from " + from, reusedFrom: from}, true, nil
+	return outcome{message: "reused from " + from, reusedFrom: from, output: e.Blob}, true, nil
 }
 
 // offerDocumentOutput records the document stage output at outKey as
