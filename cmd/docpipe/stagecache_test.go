@@ -428,3 +428,44 @@ func filesUnder(t *testing.T, home, key string) []string {
 	}
 	return found
 }
+
+// The graph and the summary are reused when the analysis they are built
+// from is one the cache has seen (a backfill that changes a later stage),
+// pointing at the earlier output, and built when it is new (documents
+// of other content).
+func TestGraphAndSummaryReusedByTheirAnalysis(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	v1, v2 := filepath.Join(dir, "v1.yaml"), filepath.Join(dir, "v2.yaml")
+	os.WriteFile(v1, []byte(backfillBenchPipeline("1")), 0o644)
+	os.WriteFile(v2, []byte(backfillBenchPipeline("2")), 0o644)
+	want(t, 0, []string{"bench@1"}, "pipeline", "apply", v1, "--home", home)
+	out, _ := cli(t, "run", "--pipeline", "bench", "--json", "--progress", "none", "--home", home, docs)
+	results := []string{pipeline.StepGraphBuilder, pipeline.StepDocumentSummarizer}
+	for _, r := range decodeLines[docResult](t, out) {
+		var d workflowDetail
+		decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, r.WorkflowID), &d)
+		for _, name := range results {
+			if s := d.Progress.Steps[name]; s.Status != pipeline.StepCompleted || s.Reused() {
+				t.Errorf("%s of %s = %+v: a document of its own content should build it", name, r.File, s)
+			}
+		}
+	}
+	want(t, 0, []string{"bench@2"}, "pipeline", "apply", v2, "--home", home)
+	out = want(t, 0, []string{"3 completed, 0 failed"}, "backfill", "--pipeline", "bench@2", "--json", "--progress", "none", "--home", home)
+	for _, r := range decodeLines[docResult](t, out) {
+		var d workflowDetail
+		decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, r.WorkflowID), &d)
+		old := d.Workflow.Supersedes
+		for _, name := range results {
+			if s := d.Progress.Steps[name]; !s.Reused() || s.ReusedFrom != old || s.Output == "" {
+				t.Errorf("%s of %s = %+v, want it reused from %s", name, r.WorkflowID, s, old)
+			}
+		}
+		for _, flag := range []string{"--graph", "--summary"} {
+			if got, was := want(t, 0, nil, "show", flag, "--home", home, r.WorkflowID), want(t, 0, nil, "show", flag, "--home", home, old); got != was || got == "" {
+				t.Errorf("show %s of %s:\n%s\nwas\n%s", flag, r.WorkflowID, got, was)
+			}
+		}
+	}
+}

@@ -118,8 +118,8 @@ func Register(reg *pipeline.Registry, d Deps) {
 	reg.Register(pipeline.StepFormatParser, h.wrap(pipeline.StepFormatParser, h.formatParser))
 	reg.Register(pipeline.StepOCR, h.wrap(pipeline.StepOCR, h.withPageImages(h.ocr)))
 	reg.Register(pipeline.StepSegmentBuilder, h.wrap(pipeline.StepSegmentBuilder, h.segmentBuilder))
-	reg.Register(pipeline.StepGraphBuilder, h.wrap(pipeline.StepGraphBuilder, h.graphBuilder))
-	reg.Register(pipeline.StepDocumentSummarizer, h.wrap(pipeline.StepDocumentSummarizer, h.documentSummarizer))
+	reg.Register(pipeline.StepGraphBuilder, h.wrap(pipeline.StepGraphBuilder, h.cachedResult(pipeline.GraphBlobKey, h.graphBuilder)))
+	reg.Register(pipeline.StepDocumentSummarizer, h.wrap(pipeline.StepDocumentSummarizer, h.cachedResult(pipeline.SummaryBlobKey, h.documentSummarizer)))
 	// Every segment stage kind runs through the one segment runner.
 	h.kinds[pipeline.StepSegmentAnalyzer] = analyzerKind{}
 	reg.Register(pipeline.StepSegmentAnalyzer, h.batch(pipeline.StepSegmentAnalyzer, h.segmentStage(analyzerKind{})))

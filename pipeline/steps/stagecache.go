@@ -24,6 +24,8 @@ const (
 	// (the request, the files) is the code docpipe owns there.
 	stageRequestVersion = "stage-request/1"
 	aiCodeVersion       = "ai-analysis/1"
+	// resultsCodeVersion covers graph_builder and document_summarizer.
+	resultsCodeVersion = "document-results/1"
 )
 
 type cacheOffKey struct{}
@@ -248,6 +250,57 @@ func (h *handlers) cachedDocument(ctx context.Context, key string) (e pipeline.C
 		return e, false, storageErr("read stage cache", err)
 	}
 	return e, true, nil
+}
+
+// analysisResultKey is the cache key of a document result built from
+// the workflow's segment analysis (the graph, the summary): the stage,
+// the code, and the analysis as stored (the manifest and every batch's
+// blob, in order). "" when the cache is off for st or there is no
+// analysis to key (the stage runs and says why).
+func (h *handlers) analysisResultKey(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage) (string, error) {
+	if !h.cacheOn(ctx, st) {
+		return "", nil
+	}
+	raw, found, err := h.getOptional(ctx, pipeline.ManifestBlobKey(ref))
+	if err != nil || !found {
+		return "", err
+	}
+	var manifest []pipeline.Batch
+	if json.Unmarshal(raw, &manifest) != nil {
+		return "", nil
+	}
+	k := pipeline.NewCacheKey(st, resultsCodeVersion).Add("manifest", raw)
+	for _, b := range manifest {
+		raw, _, err := h.getOptional(ctx, pipeline.BatchAnalysisBlobKey(ref, b.Batch))
+		if err != nil {
+			return "", err
+		}
+		k.Add("analysis", raw)
+	}
+	return k.Sum(), nil
+}
+
+// cachedResult is a document result step (the graph, the summary) that
+// writes its output at out: answered from the cache when its analysis is
+// one the cache has seen, else run and its output offered.
+func (h *handlers) cachedResult(out func(pipeline.WorkflowRef) string, body stepFunc) stepFunc {
+	return func(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
+		st, _ := pipe.def.Stage(in.Step)
+		key, err := h.analysisResultKey(ctx, in.Workflow, st)
+		if err != nil {
+			return outcome{}, err
+		}
+		if key != "" {
+			if res, ok, err := h.reuseDocumentOutput(ctx, in.Workflow, key); err != nil || ok {
+				return res, err
+			}
+		}
+		res, err := body(ctx, in, pipe)
+		if err != nil {
+			return res, err
+		}
+		return res, h.offerDocumentOutput(ctx, in.Workflow, st, key, out(in.Workflow))
+	}
 }
 
 // fileKey adds the files a stage reads, by name, to k.
