@@ -43,7 +43,9 @@ var backfillBenchCommand = []string{"sh", "-c", "cat >/dev/null; echo '{}'"}
 // backfill's share of the first; the two sets also on their own, the PDF
 // once as pdfgen writes it and once as groff does (a real producer's
 // fonts and streams; skipped without groff's file in the user cache
-// directory). The stage cache spares every stage but the changed one.
+// directory). The stage cache spares the extraction, the analysis, the
+// graph and the summary; segment_prep, segment_builder, the changed stage
+// and every workflow's own bookkeeping run again.
 // changed-stage reports what the changed stage costs on its own: one
 // spawn of its command per document, the floor under any backfill.
 func BenchmarkBackfillLastStage(b *testing.B) {
