@@ -168,9 +168,10 @@ func ForecastStages(prevDef, def Definition, prev StepProgress, cacheOff bool) [
 }
 
 // StageCached says whether the stage cache keeps st's outputs: users'
-// stages, the segment analyzer, AI analyses at segment scope and the
-// extraction (format_parser, with what ocr adds), unless the stage says
-// cache: false. The other builtins run every time.
+// stages, the segment analyzer, AI analyses at segment scope, the
+// extraction (format_parser, with what ocr adds) and the graph and
+// summary built from the analysis, unless the stage says cache: false.
+// The other builtins run every time.
 func StageCached(st Stage) bool {
 	if st.NoCache {
 		return false
@@ -179,7 +180,7 @@ func StageCached(st Stage) bool {
 	case RunCommand, RunHTTP, RunLambda:
 		return true
 	case RunBuiltin:
-		return st.Run.Builtin == StepSegmentAnalyzer || st.Run.Builtin == StepFormatParser ||
+		return slices.Contains([]string{StepSegmentAnalyzer, StepFormatParser, StepGraphBuilder, StepDocumentSummarizer}, st.Run.Builtin) ||
 			st.Scope == ScopeSegment && slices.Contains(AIBuiltins, st.Run.Builtin)
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 )
 
 // Blob layout: the only place blob keys are spelled out. The uploaded
@@ -28,13 +29,55 @@ import (
 //
 // Retention: outputs are shared by reference. A stage cache entry
 // (CachedOutput) names a blob under the workflow that produced it, and
-// later workflows reuse what it holds, so a workflow's blobs must outlive
-// it while an entry names them. Nothing deletes a workflow's blobs today:
+// later workflows reuse what it holds; a document stage that reuses an
+// output points at that blob (StepState.Output) rather than copying it.
+// So a workflow's blobs must outlive it while an entry or another
+// workflow's step names them. Nothing deletes a workflow's blobs today:
 // docpipe has no purge, and the bucket's lifecycle expires current
 // objects only under the uploads' incoming prefix (terraform's
 // TestLifecycleExpiresOnlyUploads keeps it so). Whatever deletes them
-// first must drop the cache entries naming them; a lookup already treats
-// an entry whose blob is gone as a miss.
+// first must drop the cache entries naming them and keep the blobs some
+// workflow's step points at (a lookup already treats an entry whose blob
+// is gone as a miss; a pointing workflow has no other copy). The one
+// deletion there is, rerun --from's of a segment stage's batches
+// (SegmentStageBlobPrefix), removes nothing a step points at: only
+// document stage outputs are pointed at.
+
+// OutputBlobKey is the blob holding the output the workflow ref keeps
+// under its own key own (GraphBlobKey, StageOutputBlobKey...): own itself,
+// unless a completed stage of the workflow reused that output from
+// another workflow, whose blob it then points at (StepState.Output).
+// Every reader of a document stage's output goes through it.
+func (p StepProgress) OutputBlobKey(ref WorkflowRef, own string) string {
+	if step := p.pointingStep(ref, own); step != "" {
+		return p.Steps[step].Output
+	}
+	return own
+}
+
+// pointingStep is the completed step of the workflow ref that points
+// its own blob own at another workflow's, "" when none does.
+func (p StepProgress) pointingStep(ref WorkflowRef, own string) string {
+	name, ok := strings.CutPrefix(own, workflowBlobKey(ref, ""))
+	if !ok {
+		return ""
+	}
+	for step, s := range p.Steps {
+		if s.Output != "" && s.Status == StepCompleted && blobName(s.Output) == name {
+			return step
+		}
+	}
+	return ""
+}
+
+// blobName is a workflow's blob key without the workflow's prefix.
+func blobName(key string) string {
+	parts := strings.SplitN(key, "/", 4)
+	if len(parts) < 4 {
+		return ""
+	}
+	return parts[3]
+}
 
 // SourceBlobKey is where the uploaded original is kept.
 func SourceBlobKey(projectID, documentID string) string {

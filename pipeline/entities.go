@@ -116,6 +116,10 @@ type StepState struct {
 	// ReusedFrom names the workflow whose output a completed step reused
 	// rather than running (the stage cache).
 	ReusedFrom string `json:"reused_from,omitempty"`
+	// Output, for a document stage that reused another workflow's output,
+	// is the blob holding it, where its producer wrote it: nothing is
+	// copied, and every reader finds it through StageOutputKey.
+	Output string `json:"output,omitempty"`
 	// SegmentsReused and SegmentsRun count, for a segment stage, the
 	// segments it answered from the cache and those it ran.
 	SegmentsReused int `json:"segments_reused,omitempty"`

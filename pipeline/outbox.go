@@ -189,7 +189,7 @@ func (r *Repository) outcomeEvent(ctx context.Context, ref WorkflowRef, from []W
 		Error: errMsg,
 	}
 	if typ == EventCompleted {
-		ev.Results = &EventResults{SummaryKey: SummaryBlobKey(ref), GraphKey: GraphBlobKey(ref)}
+		ev.Results = &EventResults{SummaryKey: prog.OutputBlobKey(ref, SummaryBlobKey(ref)), GraphKey: prog.OutputBlobKey(ref, GraphBlobKey(ref))}
 	}
 	data, err := encode(OutboxEntry{Event: ev, Delivery: EventDelivery{State: DeliveryPending}})
 	if err != nil {

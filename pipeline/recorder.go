@@ -200,7 +200,7 @@ func applied(p StepProgress, changes []StepChange) StepProgress {
 		st := p.Steps[c.Step]
 		st.Status = c.To
 		if c.To != StepInProgress {
-			st.ReusedFrom = c.ReusedFrom
+			st.ReusedFrom, st.Output = c.ReusedFrom, c.Output
 		}
 		p.Steps[c.Step] = st
 		if c.Info != nil && c.Info.TotalSegments != nil {

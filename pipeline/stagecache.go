@@ -136,6 +136,21 @@ func (r *Repository) RecordStageCache(ctx context.Context, outs ...CachedOutput)
 	return nil
 }
 
+// OwnOutput makes the workflow ref's own blob own the one its readers
+// read (StepProgress.OutputBlobKey), where a reused stage pointed at
+// another workflow's: for a change written there (a review's edit),
+// which must not reach the producer's output, which others read.
+func (r *Repository) OwnOutput(ctx context.Context, ref WorkflowRef, prog StepProgress, own string) error {
+	step := prog.pointingStep(ref, own)
+	if step == "" {
+		return nil
+	}
+	if _, err := r.t.Update(ctx, StepKey(ref.WorkflowID), []table.Update{table.Remove{Path: stepPath(step, "output")}}, table.Exists{Path: table.AttrPK}); err != nil {
+		return fmt.Errorf("pipeline: own output %s of %s: %w", own, ref.WorkflowID, err)
+	}
+	return nil
+}
+
 // CountStageSegments adds to a segment stage's counts of the segments a
 // batch answered from the cache (reused, the first from the workflow
 // from) and those it ran. The stage's completion says it was reused when

@@ -54,7 +54,7 @@ func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, c Step
 	applied := false
 	what := func() string { return fmt.Sprintf("step %s of %s", step, ref.WorkflowID) }
 	err := r.retry(ctx, what, func() error {
-		actions := r.transitionActions(ref.WorkflowID, step, cur, to, errMsg, c.At, c.ReusedFrom)
+		actions := r.transitionActions(ref.WorkflowID, step, cur, to, errMsg, c.At, c.ReusedFrom, c.Output)
 		if info != nil {
 			wf, stepUpdates, err := r.workflowInfoActions(ref, *info)
 			if err != nil {
@@ -100,6 +100,9 @@ type StepChange struct {
 	// ReusedFrom, on a completion, names the workflow whose output the
 	// step reused (the stage cache) instead of running.
 	ReusedFrom string
+	// Output, with ReusedFrom on a document stage's completion, is the
+	// blob holding the output it reused (StepState.Output).
+	Output string
 	// At is when the change happened; zero means when it is written. A
 	// completion recorded with the next step's start keeps its own time.
 	At time.Time
@@ -224,7 +227,7 @@ func (r *Repository) stepFrom(ctx context.Context, workflowID, step string, from
 	return st, false, nil
 }
 
-func (r *Repository) transitionActions(workflowID, step string, from, to StepStatus, errMsg string, when time.Time, reusedFrom string) []table.TxAction {
+func (r *Repository) transitionActions(workflowID, step string, from, to StepStatus, errMsg string, when time.Time, reusedFrom, output string) []table.TxAction {
 	now := when.UTC()
 	if when.IsZero() {
 		now = r.now().UTC()
@@ -245,7 +248,7 @@ func (r *Repository) transitionActions(workflowID, step string, from, to StepSta
 	if to != StepInProgress {
 		// Only a completion says where its output came from; any other
 		// change forgets an earlier attempt's.
-		updates = append(updates, setOrRemove(stepPath(step, "reused_from"), reusedFrom))
+		updates = append(updates, setOrRemove(stepPath(step, "reused_from"), reusedFrom), setOrRemove(stepPath(step, "output"), output))
 	}
 	tr := Transition{ID: NewIDAt(now), WorkflowID: workflowID, Step: step, From: from, To: to, Error: errMsg, At: at, ReusedFrom: reusedFrom}
 	return []table.TxAction{
@@ -369,7 +372,7 @@ func (r *Repository) withSteps(actions []table.TxAction, ref WorkflowRef, steps 
 // for the caller to set once, and its condition to conds. It returns c's
 // audit item.
 func (r *Repository) mergeStepChange(workflowID string, u *table.TxUpdate, conds *table.And, c StepChange) (updatedAt table.Set, audit table.TxAction) {
-	acts := r.transitionActions(workflowID, c.Step, c.Seen, c.To, c.Error, c.At, c.ReusedFrom)
+	acts := r.transitionActions(workflowID, c.Step, c.Seen, c.To, c.Error, c.At, c.ReusedFrom, c.Output)
 	change := acts[0].(table.TxUpdate)
 	for _, up := range change.Updates {
 		if set, ok := up.(table.Set); ok && set.Path == pathUpdatedAt {

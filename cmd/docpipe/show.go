@@ -78,13 +78,13 @@ func show(ctx context.Context, a *app, id string, o showOptions) error {
 	case o.images:
 		return printImages(ctx, b, ref.WorkflowID, stdout)
 	case o.graph:
-		raw, err := readResult(ctx, b.Blobs, pipeline.GraphBlobKey(ref))
+		raw, err := readResult(ctx, b.Blobs, d.Progress.OutputBlobKey(ref, pipeline.GraphBlobKey(ref)))
 		if err != nil {
 			return err
 		}
 		return writeJSON(stdout, raw)
 	case o.summary && !a.jsonOut:
-		return printSummary(ctx, b.Blobs, ref, stdout)
+		return printSummary(ctx, b.Blobs, d.Progress.OutputBlobKey(ref, pipeline.SummaryBlobKey(ref)), stdout)
 	case a.jsonOut:
 		return showJSON(ctx, b.Repo, b.Blobs, ref, d, stdout)
 	}
@@ -92,7 +92,7 @@ func show(ctx context.Context, a *app, id string, o showOptions) error {
 		return err
 	}
 	fmt.Fprintln(stdout)
-	return printSummary(ctx, b.Blobs, ref, stdout)
+	return printSummary(ctx, b.Blobs, d.Progress.OutputBlobKey(ref, pipeline.SummaryBlobKey(ref)), stdout)
 }
 
 // readResult loads a JSON result blob; a missing one means the step that
@@ -165,8 +165,8 @@ func orText(a, b string) string {
 	return b
 }
 
-func printSummary(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, w io.Writer) error {
-	raw, err := readResult(ctx, blobs, pipeline.SummaryBlobKey(ref))
+func printSummary(ctx context.Context, blobs blob.Store, key string, w io.Writer) error {
+	raw, err := readResult(ctx, blobs, key)
 	if err != nil {
 		return err
 	}
@@ -190,8 +190,8 @@ func showJSON(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, 
 	}); err != nil {
 		return err
 	}
-	out.Summary, _ = readResult(ctx, blobs, pipeline.SummaryBlobKey(ref))
-	out.Graph, _ = readResult(ctx, blobs, pipeline.GraphBlobKey(ref))
+	out.Summary, _ = readResult(ctx, blobs, d.Progress.OutputBlobKey(ref, pipeline.SummaryBlobKey(ref)))
+	out.Graph, _ = readResult(ctx, blobs, d.Progress.OutputBlobKey(ref, pipeline.GraphBlobKey(ref)))
 	return writeJSON(w, out)
 }
 

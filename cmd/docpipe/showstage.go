@@ -44,7 +44,7 @@ func printStageOutput(ctx context.Context, repo *pipeline.Repository, blobs blob
 	}
 	ref := pipeline.WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}
 	if st.Scope == pipeline.ScopeDocument {
-		raw, err := blob.GetBytes(ctx, blobs, pipeline.StageOutputBlobKey(ref, name), maxResultBytes)
+		raw, err := blob.GetBytes(ctx, blobs, d.Progress.OutputBlobKey(ref, pipeline.StageOutputBlobKey(ref, name)), maxResultBytes)
 		if err != nil {
 			return noStageOutput(err, name, d)
 		}

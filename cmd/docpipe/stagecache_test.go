@@ -349,3 +349,123 @@ stages:
 		}
 	}
 }
+
+// A reused document stage copies nothing: the backfilled workflow has no
+// blob of its own for it, its step points at the producer's, and show,
+// status and the stage after it (which reads it as its input) all find
+// the output there.
+func TestReusedDocumentStagePointsAtItsProducer(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	b := `import json, sys
+req = json.load(sys.stdin)
+print(json.dumps({"from": req["workflow_id"]}))
+`
+	c := `import json, sys
+req = json.load(sys.stdin)
+print(json.dumps({"b": json.load(open(req["inputs"]["needs"]["b"])), "v": req["settings"]["v"]}))
+`
+	file := func(v string) string {
+		path := filepath.Join(dir, "pipeline-"+v+".yaml")
+		body := `name: point
+stages:
+  - name: b
+    needs: [segment_builder]
+    run: {command: [python3, b.py]}
+  - name: c
+    needs: [b]
+    run: {command: [python3, c.py]}
+    settings: {v: ` + v + `}
+`
+		for name, text := range map[string]string{"b.py": b, "c.py": c, path: body} {
+			if !filepath.IsAbs(name) {
+				name = filepath.Join(dir, name)
+			}
+			if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return path
+	}
+	want(t, 0, []string{"point@1"}, "pipeline", "apply", file("1"), "--home", home)
+	want(t, 0, nil, "run", "--pipeline", "point", "--progress", "none", "--home", home, docs)
+	want(t, 0, []string{"point@2"}, "pipeline", "apply", file("2"), "--home", home)
+	out := want(t, 0, []string{"3 completed, 0 failed"}, "backfill", "--pipeline", "point@2", "--json", "--progress", "none", "--home", home)
+	for _, r := range decodeLines[docResult](t, out) {
+		var d workflowDetail
+		decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, r.WorkflowID), &d)
+		old, step := d.Workflow.Supersedes, d.Progress.Steps["b"]
+		if !step.Reused() || step.ReusedFrom != old || !strings.Contains(step.Output, "/"+old+"/") {
+			t.Fatalf("b of %s = %+v, want it reused from %s, pointing at its output", r.WorkflowID, step, old)
+		}
+		ref := pipeline.WorkflowRef{ProjectID: d.Workflow.ProjectID, DocumentID: d.Workflow.DocumentID, WorkflowID: r.WorkflowID}
+		own := pipeline.StageOutputBlobKey(ref, "b")
+		if len(filesUnder(t, home, step.Output)) != 1 {
+			t.Fatalf("no blob at %s, where b of %s points", step.Output, r.WorkflowID)
+		}
+		if blobs := filesUnder(t, home, own); len(blobs) != 0 {
+			t.Errorf("%s has a blob of its own for the reused stage b: %v", r.WorkflowID, blobs)
+		}
+		wantOut := `"from": "` + old + `"`
+		want(t, 0, []string{wantOut}, "show", "--stage", "b", "--home", home, r.WorkflowID)
+		want(t, 0, []string{wantOut, `"v": 2`}, "show", "--stage", "c", "--home", home, r.WorkflowID)
+		want(t, 0, []string{"reused", "from " + old}, "status", "--home", home, r.WorkflowID)
+	}
+}
+
+// filesUnder lists the files of home whose path ends in key.
+func filesUnder(t *testing.T, home, key string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(home, func(path string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(filepath.ToSlash(path), key) {
+			found = append(found, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// The graph and the summary are reused when the analysis they are built
+// from is one the cache has seen (a backfill that changes a later stage),
+// pointing at the earlier output, and built when it is new (documents
+// of other content).
+func TestGraphAndSummaryReusedByTheirAnalysis(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	v1, v2 := filepath.Join(dir, "v1.yaml"), filepath.Join(dir, "v2.yaml")
+	os.WriteFile(v1, []byte(backfillBenchPipeline("1")), 0o644)
+	os.WriteFile(v2, []byte(backfillBenchPipeline("2")), 0o644)
+	want(t, 0, []string{"bench@1"}, "pipeline", "apply", v1, "--home", home)
+	out, _ := cli(t, "run", "--pipeline", "bench", "--json", "--progress", "none", "--home", home, docs)
+	results := []string{pipeline.StepGraphBuilder, pipeline.StepDocumentSummarizer}
+	for _, r := range decodeLines[docResult](t, out) {
+		var d workflowDetail
+		decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, r.WorkflowID), &d)
+		for _, name := range results {
+			if s := d.Progress.Steps[name]; s.Status != pipeline.StepCompleted || s.Reused() {
+				t.Errorf("%s of %s = %+v: a document of its own content should build it", name, r.File, s)
+			}
+		}
+	}
+	want(t, 0, []string{"bench@2"}, "pipeline", "apply", v2, "--home", home)
+	out = want(t, 0, []string{"3 completed, 0 failed"}, "backfill", "--pipeline", "bench@2", "--json", "--progress", "none", "--home", home)
+	for _, r := range decodeLines[docResult](t, out) {
+		var d workflowDetail
+		decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, r.WorkflowID), &d)
+		old := d.Workflow.Supersedes
+		for _, name := range results {
+			if s := d.Progress.Steps[name]; !s.Reused() || s.ReusedFrom != old || s.Output == "" {
+				t.Errorf("%s of %s = %+v, want it reused from %s", name, r.WorkflowID, s, old)
+			}
+		}
+		for _, flag := range []string{"--graph", "--summary"} {
+			if got, was := want(t, 0, nil, "show", flag, "--home", home, r.WorkflowID), want(t, 0, nil, "show", flag, "--home", home, old); got != was || got == "" {
+				t.Errorf("show %s of %s:\n%s\nwas\n%s", flag, r.WorkflowID, got, was)
+			}
+		}
+	}
+}

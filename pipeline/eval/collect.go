@@ -21,7 +21,7 @@ func Collect(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, p
 	ref := pipeline.WorkflowRef{ProjectID: prog.ProjectID, DocumentID: prog.DocumentID, WorkflowID: prog.WorkflowID}
 	var o Outputs
 	var err error
-	if o.Summary, err = optionalBlob(ctx, blobs, pipeline.SummaryBlobKey(ref)); err != nil {
+	if o.Summary, err = optionalBlob(ctx, blobs, prog.OutputBlobKey(ref, pipeline.SummaryBlobKey(ref))); err != nil {
 		return o, err
 	}
 	def, err := repo.Definition(ctx, prog.Pipeline, prog.PipelineVersion)
@@ -35,7 +35,7 @@ func Collect(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, p
 		}
 		var out StageOutput
 		if st.Scope == pipeline.ScopeDocument {
-			out.Document, err = optionalBlob(ctx, blobs, pipeline.StageOutputBlobKey(ref, st.Name))
+			out.Document, err = optionalBlob(ctx, blobs, prog.OutputBlobKey(ref, pipeline.StageOutputBlobKey(ref, st.Name)))
 		} else {
 			out.Segments, err = segmentOutputs(ctx, blobs, ref, st.Name)
 		}

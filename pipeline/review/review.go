@@ -40,7 +40,7 @@ func TakeDecision(ctx context.Context, repo *pipeline.Repository, blobs blob.Sto
 	var failure error
 	to, note := pipeline.StepCompleted, DecisionNote(v)
 	if v.State == pipeline.ReviewApproved {
-		if err := ApplyEdits(ctx, blobs, ref, v.Edits); err != nil {
+		if err := ApplyEdits(ctx, repo, blobs, ref, v.Edits); err != nil {
 			return err
 		}
 	} else {
@@ -97,7 +97,13 @@ func CheckEdit(def pipeline.Definition, name string) error {
 // that later stages read the edited values: "summary" replaces the text of
 // the document summary, "<stage>.<field>" one field of a stage's JSON
 // output (the value is read as JSON when it parses, else as a string).
-func ApplyEdits(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, edits map[string]string) error {
+// An output a stage reused from another workflow is read where it is and
+// written, edited, as the workflow's own: the producer's stays as it was.
+func ApplyEdits(ctx context.Context, repo *pipeline.Repository, blobs blob.Store, ref pipeline.WorkflowRef, edits map[string]string) error {
+	prog, err := repo.GetProgress(ctx, ref.WorkflowID)
+	if err != nil {
+		return steperr.Storage("read progress", err)
+	}
 	byKey := map[string]map[string]string{}
 	for name, value := range edits {
 		key, field := pipeline.SummaryBlobKey(ref), "summary"
@@ -111,7 +117,7 @@ func ApplyEdits(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef,
 		byKey[key][field] = value
 	}
 	for key, fields := range byKey {
-		raw, err := blob.GetBytes(ctx, blobs, key, maxEditedBlobBytes)
+		raw, err := blob.GetBytes(ctx, blobs, prog.OutputBlobKey(ref, key), maxEditedBlobBytes)
 		if err != nil {
 			return steperr.Storage("read output to edit", err)
 		}
@@ -136,6 +142,9 @@ func ApplyEdits(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef,
 			return err
 		}
 		if err := blob.PutBytes(ctx, blobs, key, out); err != nil {
+			return steperr.Storage("write edited output", err)
+		}
+		if err := repo.OwnOutput(ctx, ref, prog, key); err != nil {
 			return steperr.Storage("write edited output", err)
 		}
 	}

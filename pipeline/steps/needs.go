@@ -54,9 +54,9 @@ func (h *handlers) documentNeeds(ctx context.Context, ref pipeline.WorkflowRef, 
 			needs[name] = path
 			continue
 		}
-		key := pipeline.StageOutputBlobKey(ref, name)
-		if k := builtinOutputKey(n.Run.Builtin, ref); n.Run.Kind() == pipeline.RunBuiltin && k != "" {
-			key = k // an analysis builtin stores its output as a user's stage does
+		key, err := h.documentOutputKey(ctx, ref, n)
+		if err != nil {
+			return nil, err
 		}
 		raw, found, err := h.getOptional(ctx, key)
 		if err != nil {

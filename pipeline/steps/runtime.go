@@ -96,8 +96,9 @@ type outcome struct {
 	// segment count), recorded with the step's completion.
 	info *pipeline.WorkflowInfo
 	// reusedFrom names the workflow whose output the step reused (the
-	// stage cache) rather than running.
-	reusedFrom string
+	// stage cache) rather than running, and output the blob holding it,
+	// for a document stage that points at it (StepState.Output).
+	reusedFrom, output string
 }
 
 // Register adds every builtin handler, the generic handlers of users'
@@ -117,8 +118,8 @@ func Register(reg *pipeline.Registry, d Deps) {
 	reg.Register(pipeline.StepFormatParser, h.wrap(pipeline.StepFormatParser, h.formatParser))
 	reg.Register(pipeline.StepOCR, h.wrap(pipeline.StepOCR, h.withPageImages(h.ocr)))
 	reg.Register(pipeline.StepSegmentBuilder, h.wrap(pipeline.StepSegmentBuilder, h.segmentBuilder))
-	reg.Register(pipeline.StepGraphBuilder, h.wrap(pipeline.StepGraphBuilder, h.graphBuilder))
-	reg.Register(pipeline.StepDocumentSummarizer, h.wrap(pipeline.StepDocumentSummarizer, h.documentSummarizer))
+	reg.Register(pipeline.StepGraphBuilder, h.wrap(pipeline.StepGraphBuilder, h.cachedResult(pipeline.GraphBlobKey, h.graphBuilder)))
+	reg.Register(pipeline.StepDocumentSummarizer, h.wrap(pipeline.StepDocumentSummarizer, h.cachedResult(pipeline.SummaryBlobKey, h.documentSummarizer)))
 	// Every segment stage kind runs through the one segment runner.
 	h.kinds[pipeline.StepSegmentAnalyzer] = analyzerKind{}
 	reg.Register(pipeline.StepSegmentAnalyzer, h.batch(pipeline.StepSegmentAnalyzer, h.segmentStage(analyzerKind{})))
@@ -195,7 +196,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if err := h.flushBlobs(ctx); err != nil {
 			return nil, err
 		}
-		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info, ReusedFrom: res.reusedFrom}
+		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info, ReusedFrom: res.reusedFrom, Output: res.output}
 		if err := h.Recorder.Finish(ctx, in.Workflow, end); err != nil {
 			return nil, storageErr("finish step", err)
 		}

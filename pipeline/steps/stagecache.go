@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"sync"
@@ -23,6 +24,8 @@ const (
 	// (the request, the files) is the code docpipe owns there.
 	stageRequestVersion = "stage-request/1"
 	aiCodeVersion       = "ai-analysis/1"
+	// resultsCodeVersion covers graph_builder and document_summarizer.
+	resultsCodeVersion = "document-results/1"
 )
 
 type cacheOffKey struct{}
@@ -107,7 +110,11 @@ func (userKind) cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInpu
 			perSegment[name] = lines
 		case slices.Contains(pipeline.IngestionStages, name):
 		default:
-			raw, _, err := h.getOptional(ctx, h.documentOutputKey(in.Workflow, n))
+			key, err := h.documentOutputKey(ctx, in.Workflow, n)
+			if err != nil {
+				return nil, err
+			}
+			raw, _, err := h.getOptional(ctx, key)
 			if err != nil {
 				return nil, err
 			}
@@ -123,12 +130,18 @@ func (userKind) cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInpu
 	}), nil
 }
 
-// documentOutputKey is the blob holding document stage n's output.
-func (h *handlers) documentOutputKey(ref pipeline.WorkflowRef, n pipeline.Stage) string {
+// documentOutputKey is the blob holding document stage n's output for
+// workflow ref: the one it wrote, or the one it points at (a reuse).
+func (h *handlers) documentOutputKey(ctx context.Context, ref pipeline.WorkflowRef, n pipeline.Stage) (string, error) {
+	own := pipeline.StageOutputBlobKey(ref, n.Name)
 	if k := builtinOutputKey(n.Run.Builtin, ref); n.Run.Kind() == pipeline.RunBuiltin && k != "" {
-		return k
+		own = k // a builtin stores its output in its own blob
 	}
-	return pipeline.StageOutputBlobKey(ref, n.Name)
+	prog, err := h.Repo.GetProgress(ctx, ref.WorkflowID)
+	if err != nil {
+		return "", storageErr("read progress", err)
+	}
+	return prog.OutputBlobKey(ref, own), nil
 }
 
 // requestKey starts the key of a user's stage from what every request of
@@ -220,21 +233,74 @@ func (h *handlers) cachedSegments(ctx context.Context, kind segmentKind, keys []
 	return out, from, nil
 }
 
-// cachedDocument returns the output cached under key, and the workflow
-// that produced it; found is false for a miss (or a blob gone since).
-func (h *handlers) cachedDocument(ctx context.Context, key string) (raw []byte, from string, found bool, err error) {
-	e, found, err := h.Repo.LookupStageCache(ctx, key)
+// cachedDocument looks key up: the cached output's entry; found is false
+// for a miss (or a blob gone since).
+func (h *handlers) cachedDocument(ctx context.Context, key string) (e pipeline.CachedOutput, found bool, err error) {
+	e, found, err = h.Repo.LookupStageCache(ctx, key)
 	switch {
 	case err != nil:
-		return nil, "", false, storageErr("read stage cache", err)
+		return e, false, storageErr("read stage cache", err)
 	case !found:
-		return nil, "", false, nil
+		return e, false, nil
 	}
-	raw, found, err = h.getOptional(ctx, e.Blob)
+	switch _, err := h.Blobs.Head(ctx, e.Blob); {
+	case errors.Is(err, blob.ErrNotFound):
+		return e, false, nil
+	case err != nil:
+		return e, false, storageErr("read stage cache", err)
+	}
+	return e, true, nil
+}
+
+// analysisResultKey is the cache key of a document result built from
+// the workflow's segment analysis (the graph, the summary): the stage,
+// the code, and the analysis as stored (the manifest and every batch's
+// blob, in order). "" when the cache is off for st or there is no
+// analysis to key (the stage runs and says why).
+func (h *handlers) analysisResultKey(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage) (string, error) {
+	if !h.cacheOn(ctx, st) {
+		return "", nil
+	}
+	raw, found, err := h.getOptional(ctx, pipeline.ManifestBlobKey(ref))
 	if err != nil || !found {
-		return nil, "", false, err
+		return "", err
 	}
-	return raw, e.Workflow.WorkflowID, true, nil
+	var manifest []pipeline.Batch
+	if json.Unmarshal(raw, &manifest) != nil {
+		return "", nil
+	}
+	k := pipeline.NewCacheKey(st, resultsCodeVersion).Add("manifest", raw)
+	for _, b := range manifest {
+		raw, _, err := h.getOptional(ctx, pipeline.BatchAnalysisBlobKey(ref, b.Batch))
+		if err != nil {
+			return "", err
+		}
+		k.Add("analysis", raw)
+	}
+	return k.Sum(), nil
+}
+
+// cachedResult is a document result step (the graph, the summary) that
+// writes its output at out: answered from the cache when its analysis is
+// one the cache has seen, else run and its output offered.
+func (h *handlers) cachedResult(out func(pipeline.WorkflowRef) string, body stepFunc) stepFunc {
+	return func(ctx context.Context, in pipeline.StepInput, pipe *workflowPipeline) (outcome, error) {
+		st, _ := pipe.def.Stage(in.Step)
+		key, err := h.analysisResultKey(ctx, in.Workflow, st)
+		if err != nil {
+			return outcome{}, err
+		}
+		if key != "" {
+			if res, ok, err := h.reuseDocumentOutput(ctx, in.Workflow, key); err != nil || ok {
+				return res, err
+			}
+		}
+		res, err := body(ctx, in, pipe)
+		if err != nil {
+			return res, err
+		}
+		return res, h.offerDocumentOutput(ctx, in.Workflow, st, key, out(in.Workflow))
+	}
 }
 
 // fileKey adds the files a stage reads, by name, to k.
@@ -309,26 +375,20 @@ func (h *handlers) offerSegments(ctx context.Context, ref pipeline.WorkflowRef, 
 }
 
 // reuseDocumentOutput answers a document stage of workflow ref from the
-// cache: the output under key becomes the workflow's at outKey (its own
-// earlier output, on a re-run, stays where it is). ok is false for a
-// miss.
-//
-// The output is written again under the workflow's own key: every reader
-// of a document stage's output (the stages that need it, show, export,
-// the dashboard, reviews) finds it there. It is one small blob; the run
-// it stands for is what the cache saves.
-func (h *handlers) reuseDocumentOutput(ctx context.Context, ref pipeline.WorkflowRef, key, outKey string) (outcome, bool, error) {
-	raw, from, found, err := h.cachedDocument(ctx, key)
+// cache: ok is false for a miss. A hit copies nothing: the stage points
+// at the producer's blob (outcome.output, StepState.Output), where every
+// reader finds it (StepProgress.OutputBlobKey). Its own earlier output,
+// on a re-run, stays where it is.
+func (h *handlers) reuseDocumentOutput(ctx context.Context, ref pipeline.WorkflowRef, key string) (outcome, bool, error) {
+	e, found, err := h.cachedDocument(ctx, key)
 	if err != nil || !found {
 		return outcome{}, false, err
 	}
+	from := e.Workflow.WorkflowID
 	if from == ref.WorkflowID {
 		return outcome{message: "unchanged since its last run"}, true, nil
 	}
-	if err := blob.PutBytes(ctx, h.Blobs, outKey, raw); err != nil {
-		return outcome{}, false, storageErr("write stage output", err)
-	}
-	return outcome{message: "reused from " + from, reusedFrom: from}, true, nil
+	return outcome{message: "reused from " + from, reusedFrom: from, output: e.Blob}, true, nil
 }
 
 // offerDocumentOutput records the document stage output at outKey as

@@ -130,7 +130,7 @@ func (h *handlers) runDocumentStage(ctx context.Context, in pipeline.StepInput, 
 			return outcome{}, fmt.Errorf("read input: %w", err)
 		}
 		cacheKey = k.Sum()
-		if res, ok, err := h.reuseDocumentOutput(ctx, in.Workflow, cacheKey, outKey); err != nil || ok {
+		if res, ok, err := h.reuseDocumentOutput(ctx, in.Workflow, cacheKey); err != nil || ok {
 			return res, err
 		}
 	}

@@ -458,7 +458,7 @@ func (s *Server) apiSummary(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	raw, err := blob.GetBytes(r.Context(), s.opts.Blobs, pipeline.SummaryBlobKey(refOf(v.Workflow)), maxBatchBytes)
+	raw, err := blob.GetBytes(r.Context(), s.opts.Blobs, v.outputKey(pipeline.SummaryBlobKey), maxBatchBytes)
 	if errors.Is(err, blob.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no summary yet: document_summarizer has not run")
 		return

@@ -39,7 +39,7 @@ func (s *Server) graphSVG(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	raw, err := blob.GetBytes(r.Context(), s.opts.Blobs, pipeline.GraphBlobKey(refOf(v.Workflow)), maxGraphRaw)
+	raw, err := blob.GetBytes(r.Context(), s.opts.Blobs, v.outputKey(pipeline.GraphBlobKey), maxGraphRaw)
 	if errors.Is(err, blob.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no graph yet: graph_builder has not run")
 		return

@@ -139,7 +139,7 @@ func (s *Server) analysisPage(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	_, gerr := s.opts.Blobs.Head(r.Context(), pipeline.GraphBlobKey(refOf(v.Workflow)))
+	_, gerr := s.opts.Blobs.Head(r.Context(), v.outputKey(pipeline.GraphBlobKey))
 	if gerr != nil && !errors.Is(gerr, blob.ErrNotFound) {
 		s.writeFailure(w, r, gerr)
 		return

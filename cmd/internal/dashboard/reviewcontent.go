@@ -62,8 +62,12 @@ func (s *Server) loadReviewContent(ctx context.Context, v pipeline.Review) (revi
 		return reviewContent{}, err
 	}
 	ref := v.Ref()
+	prog, err := s.opts.Repo.GetProgress(ctx, ref.WorkflowID)
+	if err != nil {
+		return reviewContent{}, err
+	}
 	var c reviewContent
-	raw, found, err := s.readOutput(ctx, pipeline.SummaryBlobKey(ref))
+	raw, found, err := s.readOutput(ctx, prog.OutputBlobKey(ref, pipeline.SummaryBlobKey(ref)))
 	if err != nil {
 		return c, err
 	}
@@ -85,7 +89,7 @@ func (s *Server) loadReviewContent(ctx context.Context, v pipeline.Review) (revi
 		c.Summary = &f
 	}
 	for _, st := range def.Stages {
-		raw, found, err := s.readOutput(ctx, pipeline.StageOutputBlobKey(ref, st.Name))
+		raw, found, err := s.readOutput(ctx, prog.OutputBlobKey(ref, pipeline.StageOutputBlobKey(ref, st.Name)))
 		var tooLarge *blob.TooLargeError
 		switch {
 		case errors.As(err, &tooLarge):

@@ -174,6 +174,16 @@ type analysisView struct {
 	Progress    progressView          `json:"progress"`
 	Steps       []stepView            `json:"steps"`
 	Transitions []pipeline.Transition `json:"transitions"`
+	// stepItem says where the outputs of stages that reused another
+	// workflow's are (outputKey).
+	stepItem pipeline.StepProgress
+}
+
+// outputKey is the blob holding the output the workflow keeps under own:
+// its own, or the one a reused stage points at.
+func (v analysisView) outputKey(own func(pipeline.WorkflowRef) string) string {
+	ref := refOf(v.Workflow)
+	return v.stepItem.OutputBlobKey(ref, own(ref))
 }
 
 // loadAnalysis reads a workflow known only by its id: the step item names
@@ -188,7 +198,7 @@ func (s *Server) loadAnalysis(ctx context.Context, id string, withTransitions bo
 	if err != nil {
 		return analysisView{}, fmt.Errorf("analysis %s: %w", id, err)
 	}
-	v := analysisView{Workflow: wf, Progress: newProgressView(prog), Steps: stepViews(prog), Transitions: []pipeline.Transition{}}
+	v := analysisView{Workflow: wf, Progress: newProgressView(prog), Steps: stepViews(prog), Transitions: []pipeline.Transition{}, stepItem: prog}
 	if withTransitions {
 		trs, err := repo.ListTransitions(ctx, id)
 		if err != nil {
