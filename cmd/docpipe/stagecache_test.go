@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/search"
 )
 
 // cachePipeline writes the example pipeline into dir: an expensive
@@ -466,6 +467,16 @@ func TestGraphAndSummaryReusedByTheirAnalysis(t *testing.T) {
 			if got, was := want(t, 0, nil, "show", flag, "--home", home, r.WorkflowID), want(t, 0, nil, "show", flag, "--home", home, old); got != was || got == "" {
 				t.Errorf("show %s of %s:\n%s\nwas\n%s", flag, r.WorkflowID, got, was)
 			}
+		}
+	}
+	// The search index holds each new workflow's reused summary.
+	found := map[string]bool{}
+	for _, h := range searchHits(t, "--home", home, "summary: section") {
+		found[h.WorkflowID] = found[h.WorkflowID] || h.Segment == search.DocumentSegment
+	}
+	for _, r := range decodeLines[docResult](t, out) {
+		if !found[r.WorkflowID] {
+			t.Errorf("the summary %s reused is not searchable (hits by workflow: %v)", r.WorkflowID, found)
 		}
 	}
 }

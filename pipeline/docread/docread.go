@@ -105,10 +105,11 @@ func Segments(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, o
 
 // DocumentOutputs returns the document stages' outputs by stage name:
 // SummaryOutput for the built-in summary, and every user's document stage
-// that left one.
-func DocumentOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef) (map[string]json.RawMessage, error) {
+// that left one, or reused one that another workflow left (prog, the
+// workflow's step item, says which).
+func DocumentOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, prog pipeline.StepProgress) (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}
-	raw, found, err := get(ctx, blobs, pipeline.SummaryBlobKey(ref))
+	raw, found, err := get(ctx, blobs, prog.OutputBlobKey(ref, pipeline.SummaryBlobKey(ref)))
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +120,14 @@ func DocumentOutputs(ctx context.Context, blobs blob.Store, ref pipeline.Workflo
 	if err != nil {
 		return nil, err
 	}
+	for name := range prog.Steps {
+		own := pipeline.StageOutputBlobKey(ref, name)
+		if prog.OutputBlobKey(ref, own) != own && !slices.Contains(docStages, name) {
+			docStages = append(docStages, name)
+		}
+	}
 	for _, name := range docStages {
-		raw, found, err := get(ctx, blobs, pipeline.StageOutputBlobKey(ref, name))
+		raw, found, err := get(ctx, blobs, prog.OutputBlobKey(ref, pipeline.StageOutputBlobKey(ref, name)))
 		if err != nil {
 			return nil, err
 		}

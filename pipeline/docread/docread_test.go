@@ -66,8 +66,20 @@ func TestSegmentsCarryTextAndOutputsInPipelineOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	outs, err := docread.DocumentOutputs(ctx, store, ref)
+	outs, err := docread.DocumentOutputs(ctx, store, ref, pipeline.StepProgress{})
 	if err != nil || len(outs) != 2 || !json.Valid(outs["classify"]) || string(outs["summary"]) != `{"language":"en"}` {
 		t.Errorf("document outputs %v, %v", outs, err)
+	}
+
+	// A workflow that reused both (the stage cache) stores neither: its
+	// step item points at them, and they are read there.
+	reuser := pipeline.WorkflowRef{ProjectID: ref.ProjectID, DocumentID: ref.DocumentID, WorkflowID: "W2"}
+	prog := pipeline.StepProgress{Steps: map[string]pipeline.StepState{
+		"classify":                      {Status: pipeline.StepCompleted, ReusedFrom: ref.WorkflowID, Output: pipeline.StageOutputBlobKey(ref, "classify")},
+		pipeline.StepDocumentSummarizer: {Status: pipeline.StepCompleted, ReusedFrom: ref.WorkflowID, Output: pipeline.SummaryBlobKey(ref)},
+	}}
+	reused, err := docread.DocumentOutputs(ctx, store, reuser, prog)
+	if err != nil || len(reused) != 2 || string(reused["classify"]) != string(outs["classify"]) || string(reused["summary"]) != `{"language":"en"}` {
+		t.Errorf("reused document outputs %v, %v", reused, err)
 	}
 }

@@ -132,6 +132,7 @@ func status(it table.Item) string {
 // execer is what indexing writes through: the table's transaction, or a
 // connection of Reindex's.
 type execer interface {
+	sqlitetable.RowQueryer
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
@@ -211,7 +212,13 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow) e
 	if err != nil {
 		return blobError{err}
 	}
-	outputs, err := docread.DocumentOutputs(ctx, ix.Blobs, ref)
+	// The step item says which outputs the workflow reused from another
+	// (the stage cache): those are read where they are.
+	var prog pipeline.StepProgress
+	if err := sqlitetable.GetDataIn(ctx, db, pipeline.StepKey(wf.ID), &prog); err != nil && !errors.Is(err, table.ErrNotFound) {
+		return err
+	}
+	outputs, err := docread.DocumentOutputs(ctx, ix.Blobs, ref, prog)
 	if err != nil {
 		return blobError{err}
 	}

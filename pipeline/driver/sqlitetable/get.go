@@ -2,6 +2,7 @@ package sqlitetable
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -32,6 +33,27 @@ func (t *Table) GetData(ctx context.Context, key table.Key, v any) error {
 	if err := st.QueryRowContext(ctx, key.PK, key.SK, t.nowSeconds()).Scan(&raw); err != nil {
 		return fmt.Errorf("sqlitetable: get %s: %w", key, interpretError(err))
 	}
+	return decodeData(key, raw, v)
+}
+
+// RowQueryer is a transaction or connection on a table's file.
+type RowQueryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// GetDataIn reads one item's data attribute into v through db, a
+// transaction on the table's file (a WriteHook's, which sees what its
+// table transaction wrote), whatever its time to live.
+func GetDataIn(ctx context.Context, db RowQueryer, key table.Key, v any) error {
+	var raw []byte
+	if err := db.QueryRowContext(ctx, `SELECT item FROM items WHERE pk = ? AND sk = ?`, key.PK, key.SK).Scan(&raw); err != nil {
+		return fmt.Errorf("sqlitetable: get %s: %w", key, interpretError(err))
+	}
+	return decodeData(key, raw, v)
+}
+
+// decodeData decodes a stored item's data attribute into v.
+func decodeData(key table.Key, raw []byte, v any) error {
 	// An interface holding a pointer makes encoding/json decode into what
 	// the pointer points at; the item's other attributes are skipped.
 	if err := json.Unmarshal(raw, &struct {
