@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/internal/cpus"
+	"github.com/docpipe/docpipe/pipeline/childenv"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -44,6 +45,8 @@ type Poppler struct {
 	// generated and real documents; -layout pads columns with spaces and
 	// -raw follows content-stream order.
 	Mode string
+
+	small smallDocs // documents waiting to share their processes (join.go)
 }
 
 // NewPoppler returns a poppler extractor with default settings.
@@ -181,6 +184,27 @@ func (p *Poppler) streamPages(ctx context.Context, path string, n int, limits ex
 	if n > limits.MaxPages {
 		return 0, &steperr.TooLargeError{Reason: fmt.Sprintf("PDF has %d pages, limit is %d", n, limits.MaxPages)}
 	}
+	if joinable(path, n) {
+		units, err := p.extractSmall(ctx, path, n, limits)
+		if err != nil {
+			return 0, err
+		}
+		for _, u := range units {
+			if err := emit(u); err != nil {
+				return 0, err
+			}
+		}
+		return n, nil
+	}
+	if err := p.extractRanges(ctx, path, n, limits, emit); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// extractRanges runs pdftotext on the document's n pages, in ranges run in
+// parallel when the document is large.
+func (p *Poppler) extractRanges(ctx context.Context, path string, n int, limits extract.Limits, emit func(extract.Unit) error) error {
 	ctx, cancel := withDeadline(ctx, p.timeoutFor(n))
 	defer cancel()
 
@@ -190,15 +214,12 @@ func (p *Poppler) streamPages(ctx context.Context, path string, n int, limits ex
 	for i := range procs {
 		first, last := i*n/procs+1, (i+1)*n/procs
 		g.Go(func() error {
-			args := []string{"-q", "-enc", "UTF-8", "-f", strconv.Itoa(first)}
+			end := 0 // the document's end
 			if i < procs-1 {
-				args = append(args, "-l", strconv.Itoa(last))
-			}
-			if p.Mode != "" {
-				args = append(args, p.Mode)
+				end = last
 			}
 			page := first
-			err := p.stream(gctx, "pdftotext", append(args, path, "-"), func(stdout io.Reader) error {
+			err := p.stream(gctx, "pdftotext", p.textArgs(path, first, end), func(stdout io.Reader) error {
 				r := bufio.NewReaderSize(stdout, 256<<10)
 				for {
 					text, err := readPage(r, limits.MaxPageGlyphs)
@@ -236,10 +257,20 @@ func (p *Poppler) streamPages(ctx context.Context, path string, n int, limits ex
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return 0, err
+	return g.Wait()
+}
+
+// textArgs are pdftotext's arguments to write pages first to last (0: the
+// document's end) of path to stdout.
+func (p *Poppler) textArgs(path string, first, last int) []string {
+	args := []string{"-q", "-enc", "UTF-8", "-f", strconv.Itoa(first)}
+	if last > 0 {
+		args = append(args, "-l", strconv.Itoa(last))
 	}
-	return n, nil
+	if p.Mode != "" {
+		args = append(args, p.Mode)
+	}
+	return append(args, path, "-")
 }
 
 // readPage reads one page of pdftotext's output, up to and including its
@@ -282,6 +313,7 @@ func (p *Poppler) stream(ctx context.Context, tool string, args []string, read f
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := limitedCommand(ctx, p.memoryLimit(), tool, args...)
+	cmd.Env = childenv.Minimal(nil) // none of docpipe's credentials
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second

@@ -173,3 +173,29 @@ func TestPopplerCountsObjectStreamTreesOutOfProcess(t *testing.T) {
 		t.Fatalf("Extract = %+v, %v", us, err)
 	}
 }
+
+// Poppler's tools get none of docpipe's environment beyond what a program
+// needs to run: no credentials.
+func TestPopplerToolsGetNoCredentials(t *testing.T) {
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "env.txt")
+	script := fmt.Sprintf("#!/bin/sh\nenv > %s\necho 'Pages: 1'\n", seen)
+	if err := os.WriteFile(filepath.Join(dir, "pdfinfo"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "do-not-pass")
+	if n, err := NewPoppler().pdfinfoPages(context.Background(), "doc.pdf"); err != nil || n != 1 {
+		t.Fatalf("pdfinfo: %d pages, %v", n, err)
+	}
+	env, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(env), "do-not-pass") {
+		t.Errorf("pdfinfo was given the credentials:\n%s", env)
+	}
+	if !strings.Contains(string(env), "PATH="+dir) {
+		t.Errorf("pdfinfo was not given PATH:\n%s", env)
+	}
+}
