@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docpipe/docpipe/pipeline/childenv"
 	"github.com/docpipe/docpipe/pipeline/extract/plaintext"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 
@@ -97,7 +98,10 @@ func (t *Tesseract) Available() (bool, string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, "--list-langs").CombinedOutput()
+		cmd := exec.CommandContext(ctx, bin, "--list-langs")
+		childproc.Tie(cmd)
+		cmd.Env = toolEnv()
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.reason = fmt.Sprintf("OCR skipped: %s --list-langs failed: %v", bin, err)
 			return
@@ -154,6 +158,13 @@ func (t *Tesseract) Recognize(ctx context.Context, imagePath string) (string, er
 	return strings.TrimSpace(plaintext.Clean(stdout)), nil
 }
 
+// toolEnv is tesseract's environment: none of docpipe's credentials,
+// the variable that says where its language data is when the user set
+// it, and own.
+func toolEnv(own ...string) []string {
+	return childenv.Minimal([]string{"TESSDATA_PREFIX"}, own...)
+}
+
 // run executes a tool with a timeout and bounded output. A timeout comes
 // back wrapping context.DeadlineExceeded, the caller's own cancellation
 // as the caller's context error.
@@ -162,7 +173,7 @@ func run(ctx context.Context, timeout time.Duration, bin string, args, env []str
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, bin, args...)
 	childproc.Tie(cmd)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = toolEnv(env...)
 	cmd.WaitDelay = 5 * time.Second // do not hang on pipes a killed child left open
 	stdout := &capped{max: maxOCRText}
 	stderr := &capped{max: 64 << 10}

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/docpipe/docpipe/pipeline/childenv"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/audio"
 
@@ -161,6 +162,7 @@ func (p *Pocketsphinx) recognise(ctx context.Context, wav string) ([]Word, error
 	cmd := exec.CommandContext(runCtx, p.binary(), "-infile", wav, "-hmm", hmm, "-lm", lm, "-dict", dict,
 		"-time", "yes", "-logfn", os.DevNull)
 	childproc.Tie(cmd)
+	cmd.Env = childenv.Minimal(nil) // none of docpipe's credentials
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docpipe/docpipe/pipeline/childenv"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 
@@ -297,6 +298,7 @@ func runTool(ctx context.Context, bin string, args ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	childproc.Tie(cmd)
+	cmd.Env = childenv.Minimal(nil) // none of docpipe's credentials
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +136,17 @@ func TestCompressedWithoutFFmpegIsOneUnavailableUnit(t *testing.T) {
 	_, err = Recognisable(ctx, "whatever.mp3", extract.FormatMP3, t.TempDir())
 	if u, ok := err.(*UnavailableError); !ok || u.Reason != ReasonNoFFmpeg {
 		t.Fatalf("Recognisable error = %v, want %q", err, ReasonNoFFmpeg)
+	}
+}
+
+// The media tools get none of docpipe's credentials.
+func TestMediaToolsGetNoCredentials(t *testing.T) {
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-value")
+	out, err := runTool(t.Context(), "env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "aws-secret-value") || !strings.Contains(out, "PATH=") {
+		t.Errorf("a media tool's environment:\n%s", out)
 	}
 }

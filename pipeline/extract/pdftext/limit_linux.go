@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/docpipe/docpipe/internal/childproc"
+	"github.com/docpipe/docpipe/pipeline/childenv"
 )
 
 // limitedCommand runs the tool itself, with no shell in between: the
@@ -18,6 +19,7 @@ import (
 func limitedCommand(ctx context.Context, _ int64, tool string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, tool, args...)
 	childproc.Tie(cmd)
+	cmd.Env = childenv.Minimal(nil) // none of docpipe's credentials
 	return cmd
 }
 

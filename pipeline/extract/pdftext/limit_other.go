@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/docpipe/docpipe/internal/childproc"
+	"github.com/docpipe/docpipe/pipeline/childenv"
 )
 
 // limitedCommand runs the tool under a memory limit of limit bytes (<=0:
@@ -20,6 +21,7 @@ func limitedCommand(ctx context.Context, limit int64, tool string, args ...strin
 		cmd = exec.CommandContext(ctx, "sh", argv...)
 	}
 	childproc.Tie(cmd)
+	cmd.Env = childenv.Minimal(nil) // none of docpipe's credentials
 	return cmd
 }
 

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/internal/cpus"
-	"github.com/docpipe/docpipe/pipeline/childenv"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -313,7 +312,6 @@ func (p *Poppler) stream(ctx context.Context, tool string, args []string, read f
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := limitedCommand(ctx, p.memoryLimit(), tool, args...)
-	cmd.Env = childenv.Minimal(nil) // none of docpipe's credentials
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
