@@ -48,12 +48,11 @@ const tempMark = `\tmp-`
 type Store struct {
 	root string
 
-	// written counts completed Puts; synced is the count the last
-	// successful sync covered. syncMu lets one sync run at a time, so the
-	// callers queued behind it find their writes covered and skip theirs.
-	written, synced atomic.Uint64
-	syncMu          sync.Mutex
-	syncFS          func(root string) error
+	// written counts completed Puts, in the order they completed; syncs
+	// shares the filesystem syncs that make them durable among Flushes.
+	written atomic.Uint64
+	syncs   groupSync
+	syncFS  func(root string) error
 }
 
 var (
@@ -125,29 +124,24 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) error {
 
 // Flush makes every object Put before the call durable; under a write
 // mark (blob.WithWriteMark), every object Put under that mark. Callers
-// flushing at the same time share one sync; a Flush with nothing new to
-// sync returns at once.
+// flushing at the same time share one sync (see groupSync); a Flush with
+// nothing new to sync returns at once.
 func (s *Store) Flush(ctx context.Context) error {
 	target := s.written.Load()
 	if seq, marked := blob.WrittenUnder(ctx); marked {
 		target = seq
 	}
-	if s.synced.Load() >= target {
+	if s.syncs.isSynced(target) {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	if s.synced.Load() >= target {
-		return nil // the sync we waited behind covered our writes
-	}
-	covers := s.written.Load() // every Put counted here has been renamed
-	if err := s.syncFS(s.root); err != nil {
+	// A Put is counted in written once renamed, so a sync that began at a
+	// count covers every Put the count includes.
+	if err := s.syncs.await(ctx, target, s.written.Load, func() error { return s.syncFS(s.root) }); err != nil {
 		return fmt.Errorf("dirblob: flush: %w", err)
 	}
-	s.synced.Store(covers)
 	return nil
 }
 
