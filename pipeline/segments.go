@@ -294,6 +294,10 @@ type SegmentFinish struct {
 	Index  int
 	To     SegmentStatus
 	Result SegmentResult
+	// From is the status the caller read the segment in, "" when it has
+	// not. The write is conditional on it either way, so a stale From
+	// costs a retry, never a wrong count.
+	From SegmentStatus
 }
 
 // finishChunk leaves room for the step item's counter update in a
@@ -330,13 +334,9 @@ func (r *Repository) FinishSegments(ctx context.Context, workflowID string, fins
 		lo, hi = min(lo, f.Index), max(hi, f.Index)
 	}
 	fins = strongestFinishes(fins)
-	current, err := r.SegmentsInRange(ctx, workflowID, lo, hi)
+	status, err := r.statusBefore(ctx, workflowID, fins, lo, hi)
 	if err != nil {
 		return 0, err
-	}
-	status := make(map[int]SegmentStatus, len(current))
-	for _, s := range current {
-		status[s.Index] = s.Status
 	}
 	applied := 0
 	for start := 0; start < len(fins); start += finishChunk {
@@ -348,6 +348,31 @@ func (r *Repository) FinishSegments(ctx context.Context, workflowID string, fins
 		}
 	}
 	return applied, nil
+}
+
+// statusBefore is the status each finishing segment is in: the one its
+// finish says it was read in when all of them say, else read afresh in
+// one range query over lo..hi.
+func (r *Repository) statusBefore(ctx context.Context, workflowID string, fins []SegmentFinish, lo, hi int) (map[int]SegmentStatus, error) {
+	status := make(map[int]SegmentStatus, len(fins))
+	for _, f := range fins {
+		if f.From == "" {
+			clear(status)
+			break
+		}
+		status[f.Index] = f.From
+	}
+	if len(status) > 0 {
+		return status, nil
+	}
+	current, err := r.SegmentsInRange(ctx, workflowID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range current {
+		status[s.Index] = s.Status
+	}
+	return status, nil
 }
 
 // strongestFinishes keeps one finish per segment, the highest-ranked, in

@@ -49,6 +49,7 @@ var repositoryTests = []struct {
 	{"FinishSegmentRerun", testFinishSegmentRerun},
 	{"SegmentOutcomeRace", testSegmentOutcomeRace},
 	{"FinishSegmentsBatch", testFinishSegmentsBatch},
+	{"FinishSegmentsFromStale", testFinishSegmentsFromStale},
 	{"PutSegmentsKeepsFinished", testPutSegmentsKeepsFinished},
 	{"DocumentWorkflows", testDocumentWorkflows},
 }
@@ -1383,6 +1384,32 @@ func testFinishSegmentsBatch(t *testing.T, tb table.Table, cfg tabletest.Config)
 	got, err := repo.SegmentsInRange(ctx, f.wf.ID, 9, 12)
 	if err != nil || len(got) != 4 || got[0].Index != 9 || got[3].Index != 12 {
 		t.Fatalf("SegmentsInRange = %+v, %v", got, err)
+	}
+}
+
+// testFinishSegmentsFromStale: finishes that say the status they read
+// their segments in are recorded without a read; one whose segment has
+// moved since (a sibling failed it) is settled as if read afresh.
+func testFinishSegmentsFromStale(t *testing.T, tb table.Table, _ tabletest.Config) {
+	ctx, repo, f := setupSegments(t, tb, 3)
+	if _, err := repo.FinishSegment(ctx, f.wf.ID, 2, pipeline.SegmentFailed, pipeline.SegmentResult{Error: "sibling"}); err != nil {
+		t.Fatal(err)
+	}
+	var fins []pipeline.SegmentFinish
+	for i := 1; i <= 3; i++ {
+		fins = append(fins, pipeline.SegmentFinish{Index: i, From: pipeline.SegmentPending, To: pipeline.SegmentDone, Result: pipeline.SegmentResult{Language: "en"}})
+	}
+	n, err := repo.FinishSegments(ctx, f.wf.ID, fins)
+	if err != nil || n != 2 {
+		t.Fatalf("FinishSegments = %d, %v; want 2 applied", n, err)
+	}
+	for i, want := range map[int]pipeline.SegmentStatus{1: pipeline.SegmentDone, 2: pipeline.SegmentFailed, 3: pipeline.SegmentDone} {
+		if s, err := repo.GetSegment(ctx, f.wf.ID, i); err != nil || s.Status != want {
+			t.Errorf("segment %d = %+v, %v; want %s", i, s, err, want)
+		}
+	}
+	if p := progress(t, repo, f.wf.ID); p.SegmentsDone != 2 || p.SegmentsFailed != 1 {
+		t.Errorf("counters done=%d failed=%d, want 2/1", p.SegmentsDone, p.SegmentsFailed)
 	}
 }
 

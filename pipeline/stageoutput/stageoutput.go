@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"slices"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/ai"
 	"github.com/docpipe/docpipe/pipeline/analyze"
@@ -22,11 +24,30 @@ import (
 
 // BatchEntry is one segment's record in a batch analysis blob
 // (pipeline.BatchAnalysisBlobKey), a JSON array of them.
-type BatchEntry struct {
+type BatchEntry = AnalysisEntry[analyze.SegmentResult]
+
+// AnalysisEntry is a BatchEntry whose result is read as R: the whole
+// analyze.SegmentResult, or a struct of only the fields a reader uses,
+// whose decoding skips the others.
+type AnalysisEntry[R any] struct {
 	Index  int                    `json:"index"`
 	Status pipeline.SegmentStatus `json:"status"`
 	Error  string                 `json:"error,omitempty"`
-	Result *analyze.SegmentResult `json:"result,omitempty"`
+	Result *R                     `json:"result,omitempty"`
+}
+
+// DecodeAnalysis parses a batch analysis blob (key names it in the
+// error). The blobs are written by encoding/json and read here with
+// github.com/go-json-experiment/json (the proposed encoding/json/v2),
+// which decodes them in about half the time: the graph and the summary
+// steps each read a document's whole analysis. It is stricter about
+// invalid UTF-8 and repeated names, neither of which encoding/json writes.
+func DecodeAnalysis[R any](key string, raw []byte) ([]AnalysisEntry[R], error) {
+	var entries []AnalysisEntry[R]
+	if err := jsonv2.Unmarshal(raw, &entries); err != nil {
+		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
+	}
+	return entries, nil
 }
 
 // Line is one segment's line in a segment stage's batch results

@@ -84,3 +84,25 @@ func TestWriteSummaryText(t *testing.T) {
 		}
 	}
 }
+
+// An analysis batch reads whole or by the fields a reader names; a blob
+// that is not one fails as invalid input naming it.
+func TestDecodeAnalysis(t *testing.T) {
+	raw := []byte(`[{"index":1,"status":"done","result":{"language":"en","keywords":[{"term":"lease","count":2}],"summary":[{"text":"A lease.","score":1.5}],"words":3}},
+{"index":2,"status":"failed","error":"refused"}]`)
+	whole, err := DecodeAnalysis[analyze.SegmentResult]("k", raw)
+	if err != nil || len(whole) != 2 || whole[0].Result.Summary[0].Text != "A lease." || whole[0].Result.Words != 3 || whole[1].Result != nil || whole[1].Error != "refused" {
+		t.Fatalf("whole: %+v, %v", whole, err)
+	}
+	type terms struct {
+		Keywords []analyze.Keyword `json:"keywords"`
+	}
+	narrow, err := DecodeAnalysis[terms]("k", raw)
+	if err != nil || len(narrow) != 2 || narrow[0].Result.Keywords[0] != (analyze.Keyword{Term: "lease", Count: 2}) {
+		t.Fatalf("narrow: %+v, %v", narrow, err)
+	}
+	_, err = DecodeAnalysis[terms]("batch-7", []byte(`[{"index":1,"result":{"keywords":"none"}}]`))
+	if steperr.Name(err) != steperr.NameInvalidInput || !strings.Contains(err.Error(), "batch-7") {
+		t.Errorf("corrupt batch: %v", err)
+	}
+}

@@ -61,17 +61,27 @@ func (h *handlers) putJSON(ctx context.Context, key string, v any) error {
 // getJSON reads an artifact an earlier step wrote. Its absence means the
 // steps ran out of order: not something a retry fixes.
 func (h *handlers) getJSON(ctx context.Context, key string, v any) error {
-	b, err := blob.GetBytes(ctx, h.Blobs, key, maxArtifactBytes)
-	if errors.Is(err, blob.ErrNotFound) {
-		return &steperr.InvalidInputError{Reason: "missing " + key + " (did an earlier step run?)"}
-	}
+	b, err := h.getArtifact(ctx, key)
 	if err != nil {
-		return storageErr("read "+key, err)
+		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
 	}
 	return nil
+}
+
+// getArtifact reads an artifact an earlier step wrote, as getJSON does,
+// for a reader that decodes it itself.
+func (h *handlers) getArtifact(ctx context.Context, key string) ([]byte, error) {
+	b, err := blob.GetBytes(ctx, h.Blobs, key, maxArtifactBytes)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, &steperr.InvalidInputError{Reason: "missing " + key + " (did an earlier step run?)"}
+	}
+	if err != nil {
+		return nil, storageErr("read "+key, err)
+	}
+	return b, nil
 }
 
 // getOptional reads an artifact that may not exist (yet): found is false

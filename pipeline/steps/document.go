@@ -350,7 +350,7 @@ func (h *handlers) finishAllOpenSegments(ctx context.Context, ref pipeline.Workf
 					to, reason = st, why
 				}
 			}
-			fins = append(fins, pipeline.SegmentFinish{Index: s.Index, To: to, Result: pipeline.SegmentResult{Error: reason}})
+			fins = append(fins, pipeline.SegmentFinish{Index: s.Index, From: s.Status, To: to, Result: pipeline.SegmentResult{Error: reason}})
 		}
 		if token = next; token == "" {
 			break

@@ -169,17 +169,19 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 	}
 	var out []stageLine
 	failed := 0
-	for _, a := range lines {
+	// Each finish carries the status segs read, so recording them reads
+	// no segment item again.
+	for i, a := range lines {
 		if a == nil {
 			continue
 		}
-		l := a.line
+		l, from := a.line, segs[i].Status
 		out = append(out, l)
 		if l.Error != "" {
 			failed++
-			fins = append(fins, pipeline.SegmentFinish{Index: l.Index, To: pipeline.SegmentFailed, Result: pipeline.SegmentResult{ResultKey: key, Error: l.Error, Stage: st.Name}})
+			fins = append(fins, pipeline.SegmentFinish{Index: l.Index, From: from, To: pipeline.SegmentFailed, Result: pipeline.SegmentResult{ResultKey: key, Error: l.Error, Stage: st.Name}})
 		} else if sink {
-			fins = append(fins, pipeline.SegmentFinish{Index: l.Index, To: pipeline.SegmentDone, Result: pipeline.SegmentResult{ResultKey: key, Language: a.language, Keywords: a.keywords}})
+			fins = append(fins, pipeline.SegmentFinish{Index: l.Index, From: from, To: pipeline.SegmentDone, Result: pipeline.SegmentResult{ResultKey: key, Language: a.language, Keywords: a.keywords}})
 		}
 	}
 	if err := store.save(ctx, h, key, out); err != nil {
@@ -225,7 +227,7 @@ func (h *handlers) segmentCalls(ctx context.Context, segs []pipeline.Segment, to
 			continue
 		}
 		if _, upstream := view.failed[s.Index]; !upstream {
-			idle = append(idle, pipeline.SegmentFinish{Index: s.Index, To: r.status, Result: pipeline.SegmentResult{Error: r.reason}})
+			idle = append(idle, pipeline.SegmentFinish{Index: s.Index, From: s.Status, To: r.status, Result: pipeline.SegmentResult{Error: r.reason}})
 		}
 	}
 	return calls, at, idle, nil

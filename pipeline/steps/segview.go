@@ -194,7 +194,7 @@ func (h *handlers) finishOpenSegments(ctx context.Context, in pipeline.StepInput
 				to, reason = st, why
 			}
 		}
-		fins = append(fins, pipeline.SegmentFinish{Index: s.Index, To: to, Result: pipeline.SegmentResult{Error: reason}})
+		fins = append(fins, pipeline.SegmentFinish{Index: s.Index, From: s.Status, To: to, Result: pipeline.SegmentResult{Error: reason}})
 	}
 	n, err := h.finishSegments(ctx, in.Workflow.WorkflowID, fins)
 	if err != nil {
