@@ -49,6 +49,10 @@ type StepStart struct {
 	// Outcome, when set, ends the workflow in the same write (the finalize
 	// step): it moves from in_progress (or pending) to Outcome.
 	Outcome WorkflowStatus
+	// Note is recorded as the workflow's error with its outcome: for a
+	// workflow completed with failed segments, why they failed, so that a
+	// partial result says so wherever the workflow is listed.
+	Note string
 }
 
 // DirectRecorder records every start and finish on its own, reading the
@@ -150,7 +154,7 @@ func (r *Recorder) Start(ctx context.Context, ref WorkflowRef, decide StartFunc)
 		}
 		left := r.take(ref)
 		changes := append(left, start.Steps...)
-		written, err := r.write(ctx, ref, prog, kept, attempt, changes, start.Outcome)
+		written, err := r.write(ctx, ref, prog, kept, attempt, changes, start.Outcome, start.Note)
 		if err != nil {
 			if !written {
 				r.restore(ref, left)
@@ -169,7 +173,7 @@ func (r *Recorder) Start(ctx context.Context, ref WorkflowRef, decide StartFunc)
 // write records a start's changes: with the workflow's outcome in one
 // transaction when they can ride on it (the first attempt, no info), else
 // the steps and then the outcome. written says the steps were recorded.
-func (r *Recorder) write(ctx context.Context, ref WorkflowRef, prog StepProgress, kept bool, attempt int, changes []StepChange, outcome WorkflowStatus) (written bool, err error) {
+func (r *Recorder) write(ctx context.Context, ref WorkflowRef, prog StepProgress, kept bool, attempt int, changes []StepChange, outcome WorkflowStatus, note string) (written bool, err error) {
 	if outcome == "" {
 		if kept {
 			changes = slices.Clone(changes)
@@ -183,13 +187,13 @@ func (r *Recorder) write(ctx context.Context, ref WorkflowRef, prog StepProgress
 	from := []WorkflowStatus{WorkflowInProgress, WorkflowPending}
 	hasInfo := func(c StepChange) bool { return c.Info != nil }
 	if attempt == 0 && !slices.ContainsFunc(changes, hasInfo) {
-		_, err := r.repo.SetWorkflowStatus(ctx, ref, from, outcome, "", StatusSeen(prog), StatusWithSteps(changes...))
+		_, err := r.repo.SetWorkflowStatus(ctx, ref, from, outcome, note, StatusSeen(prog), StatusWithSteps(changes...))
 		return err == nil, err
 	}
 	if _, err := r.repo.TransitionSteps(ctx, ref, changes...); err != nil {
 		return false, err
 	}
-	_, err = r.repo.SetWorkflowStatus(ctx, ref, from, outcome, "", StatusSeen(prog))
+	_, err = r.repo.SetWorkflowStatus(ctx, ref, from, outcome, note, StatusSeen(prog))
 	return true, err
 }
 
@@ -211,12 +215,13 @@ func applied(p StepProgress, changes []StepChange) StepProgress {
 }
 
 // Finish implements StepRecorder. A task the engine has given up on (ctx
-// done) records its own completion: it must not leave it to steps that no
-// longer follow it.
+// done: a sibling branch failed, the run was stopped) records its own
+// completion, and does so although ctx is done: it must not leave it to
+// steps that no longer follow it, nor lose work it finished.
 func (r *Recorder) Finish(ctx context.Context, ref WorkflowRef, change StepChange) error {
 	if !r.batch || ctx.Err() != nil || change.To == StepFailed {
 		r.forget(ref)
-		_, err := r.repo.TransitionSteps(ctx, ref, change)
+		_, err := r.repo.TransitionSteps(context.WithoutCancel(ctx), ref, change)
 		return err
 	}
 	if change.At.IsZero() {

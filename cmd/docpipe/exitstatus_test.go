@@ -38,6 +38,12 @@ stages:
 	if !strings.Contains(stdout, "completed, 1 segment failed") {
 		t.Errorf("the table does not say a segment failed:\n%s", stdout)
 	}
+	// Why, in the run's table and in the listing of analyses.
+	why := "1 segment failed: segment 2, check: exit status 3: boom"
+	if !strings.Contains(stdout, why) {
+		t.Errorf("the table does not say why the segment failed:\n%s", stdout)
+	}
+	want(t, 0, []string{why}, "status", "--all", "--home", home)
 	if !strings.Contains(stderr, "three.md completed, 1 segment failed; after fixing the cause: docpipe rerun") {
 		t.Errorf("stderr does not say what to do:\n%s", stderr)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -315,7 +316,13 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 		// complete, and the workflow completes, in one write. prog's
 		// counters are final (checked above): the stages closing do not
 		// change what the outcome event says.
-		return pipeline.StepStart{Steps: batchStageChanges("", *prog, pipe), Outcome: pipeline.WorkflowCompleted}, nil
+		start := pipeline.StepStart{Steps: batchStageChanges("", *prog, pipe), Outcome: pipeline.WorkflowCompleted}
+		if prog.SegmentsFailed > 0 {
+			if start.Note, err = h.failedSegmentsNote(ctx, in.Workflow.WorkflowID, prog.SegmentsFailed); err != nil {
+				return pipeline.StepStart{}, err
+			}
+		}
+		return start, nil
 	})
 	switch {
 	case err != nil:
@@ -324,6 +331,28 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 		return out, nil
 	}
 	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: prog.SegmentCounts()})
+}
+
+// failedSegmentsNote says why a workflow completed with failed segments:
+// how many, and the first one's reason ("1 segment failed: segment 2,
+// words: exit status 3").
+func (h *handlers) failedSegmentsNote(ctx context.Context, workflowID string, failed int) (string, error) {
+	errFound := errors.New("found")
+	var first pipeline.Segment
+	err := h.Repo.EachSegment(ctx, workflowID, func(s pipeline.Segment) error {
+		if s.Status != pipeline.SegmentFailed {
+			return nil
+		}
+		first = s
+		return errFound
+	})
+	switch {
+	case errors.Is(err, errFound):
+		return fmt.Sprintf("%s failed: segment %d, %s", pipeline.SegmentCount(failed), first.Index, first.Error), nil
+	case err != nil:
+		return "", err
+	}
+	return pipeline.SegmentCount(failed) + " failed", nil
 }
 
 // finishAllOpenSegments gives every open segment of a pipeline without a
