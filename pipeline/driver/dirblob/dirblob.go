@@ -73,7 +73,11 @@ func New(root string) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("dirblob: %w", err)
 	}
-	return &Store{root: abs, syncFS: syncFilesystem}, nil
+	syncFS, err := filesystemSyncer(abs)
+	if err != nil {
+		return nil, fmt.Errorf("dirblob: %w", err)
+	}
+	return &Store{root: abs, syncFS: syncFS}, nil
 }
 
 // Root returns the store's directory.

@@ -7,5 +7,12 @@ func SetSyncHook(s *Store, sync func(root string) error) { s.syncFS = sync }
 // beginning now would cover.
 func Written(s *Store) uint64 { return s.written.Load() }
 
-// SyncFilesystem is the store's real filesystem sync.
-var SyncFilesystem = syncFilesystem
+// SyncFilesystem is a store's real filesystem sync, on a descriptor of
+// its own.
+func SyncFilesystem(root string) error {
+	sync, err := filesystemSyncer(root)
+	if err != nil {
+		return err
+	}
+	return sync(root)
+}

@@ -4,9 +4,12 @@ package dirblob
 
 import "golang.org/x/sys/unix"
 
-// syncFilesystem writes back every dirty buffer with sync(2): systems
-// other than Linux have no syncfs, and sync covers every filesystem.
-func syncFilesystem(string) error {
-	unix.Sync()
-	return nil
+// filesystemSyncer returns what writes back every dirty buffer with
+// sync(2): systems other than Linux have no syncfs, and sync covers every
+// filesystem.
+func filesystemSyncer(string) (func(string) error, error) {
+	return func(string) error {
+		unix.Sync()
+		return nil
+	}, nil
 }
