@@ -184,8 +184,12 @@ func backfillLocal(ctx context.Context, f *runFlags, b backfillFlags, filter pip
 	}
 	fmt.Fprintf(stderr, "backfill %s onto %s: %d documents, %d completed, %d failed; %d stages run, %d reused\n",
 		id, pipeline.PipelineKey(target.Name, target.Version), sum.Documents, sum.Completed, sum.Failed, sum.StagesRun, sum.StagesReused)
-	if sum.Failed > 0 {
-		return exitError{1}
+	// The exit status is run's: 1 when any document did not fully
+	// succeed, a completed one with failed segments included.
+	for _, r := range results {
+		if !r.succeeded() {
+			return exitError{1}
+		}
 	}
 	return nil
 }
