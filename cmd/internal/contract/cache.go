@@ -45,24 +45,28 @@ func (c *Case) UserStages() []int {
 
 // keyChanges reports whether st's cache key changes once changed has
 // other settings: changed's own does (its definition), and so does a
-// user's stage that needs it (changed's answer, which echoes its
-// settings, is in its key). Nothing else changes: the fake stages answer
-// the same whatever their inputs, so the stages after those run again
-// with the inputs they had, and are reused.
+// user's stage that needs it, when it runs (its answer, which echoes its
+// settings, is in the key; a skipped stage answers nothing). Nothing else
+// changes: the fake stages answer the same whatever their inputs, so the
+// stages after those run with the inputs they had, and are reused.
 func (c *Case) keyChanges(st Stage, changed string) bool {
-	return st.Name == changed || st.Kind != KindBuiltin && slices.Contains(st.Needs, changed)
+	if st.Name == changed {
+		return true
+	}
+	ch, _ := c.Stage(changed)
+	return ch.Runs() && st.Kind != KindBuiltin && slices.Contains(st.Needs, changed)
 }
 
 // RunCached runs c as Run does, then moves its documents with docpipe
 // backfill onto the next version, where the stage at index change has
 // other settings, and checks the stage cache: exactly the stages whose
-// definition or inputs changed run again, and every call that failed (a failure is
-// never cached); all else is reused from the superseded workflow; and the
-// backfill's results are what the oracle says of the new version and what
-// a run from scratch with --no-cache gives. c must have no transient
-// faults, and faults on document stages only where they run alone at
-// their level (Options.PermanentFaultsOnly, LoneDocumentFaults): then
-// every call does the same in the three runs.
+// definition or inputs changed run again, and every call that failed (a
+// failure is never cached); all else is reused from the superseded
+// workflow; and the backfill's results are what the oracle says of the
+// new version and what a run from scratch with --no-cache gives. c must
+// have no transient faults, and faults on document stages only where
+// they run alone at their level (Options.PermanentFaultsOnly,
+// LoneDocumentFaults): then every call does the same in the three runs.
 func (r Runner) RunCached(ctx context.Context, c *Case, change int, dir string) Result {
 	res := r.Run(ctx, c, dir)
 	if len(res.Violations) > 0 {
