@@ -18,7 +18,7 @@ import (
 	"github.com/docpipe/docpipe/internal/testbin"
 )
 
-var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, 48 with -short, or $DOCPIPE_CONTRACT_N); one in four also runs killed and resumed")
+var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, 48 with -short, or $DOCPIPE_CONTRACT_N); one in ten checks the stage cache, and one in four of the others also runs killed and resumed")
 
 func TestMain(m *testing.M) {
 	if os.Getenv(FakeStageEnv) == "1" {
@@ -29,8 +29,9 @@ func TestMain(m *testing.M) {
 
 // caseCount is how many cases TestContract runs: the flag, else the
 // environment, else 160 (with some 40 of them also killed and resumed, about
-// as long as 200 cases without kills), or 48 with -short: eight a lane,
-// a dozen of them killed.
+// as long as 200 cases without kills, and some 16 checking the stage cache
+// instead), or 48 with -short: eight a lane, a dozen of them killed, some
+// five checking the cache.
 func caseCount(t *testing.T) int {
 	if *cases > 0 {
 		return *cases
@@ -116,7 +117,7 @@ const killShare = 4
 
 // cacheShare: one case in cacheShare checks the stage cache instead
 // (RunCached), on a smaller case without transient faults.
-const cacheShare = 6
+const cacheShare = 10
 
 // lab runs cases against one docpipe binary and one fake HTTP service.
 type lab struct {

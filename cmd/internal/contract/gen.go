@@ -31,7 +31,7 @@ func DefaultOptions() Options {
 // (Runner.RunCached): smaller, and with faults whose calls do the same
 // in every run.
 func CacheOptions() Options {
-	return Options{MaxStages: 6, MaxDocs: 2, BatchMode: true, PermanentFaultsOnly: true, LoneDocumentFaults: true}
+	return Options{MaxStages: 5, MaxDocs: 2, BatchMode: true, PermanentFaultsOnly: true, LoneDocumentFaults: true}
 }
 
 // whens are the conditions a stage may carry; the generated documents are
