@@ -87,7 +87,9 @@ type RunSpec struct {
 	Builtin string `json:"builtin,omitempty"`
 	// Command is argv. It runs with the pipeline file's folder
 	// (Definition.Dir) as its working directory, so relative paths in it
-	// resolve against that folder.
+	// resolve against that folder. The files it names in that folder are
+	// part of the stage's cache key, by content: editing a script runs
+	// the stage again.
 	Command []string `json:"command,omitempty"`
 	// Batch runs a segment stage's command once per batch of segments,
 	// one JSON request a line on stdin, one answer a line on stdout.

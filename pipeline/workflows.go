@@ -249,6 +249,26 @@ func (r *Repository) workflowInfoActions(ref WorkflowRef, info WorkflowInfo) ([]
 	}, stepUpdates, nil
 }
 
+// LatestDocumentWorkflow returns the workflow that stands for a document
+// where no workflow is named (show, status and the dashboard given a
+// document): its newest, which a backfill's workflow is over the one it
+// supersedes (ids are time-ordered). found is false for a document with
+// no workflow, or no such document.
+func (r *Repository) LatestDocumentWorkflow(ctx context.Context, documentID string) (wf Workflow, found bool, err error) {
+	if validID("document", documentID) != nil {
+		return Workflow{}, false, nil // no document has that id
+	}
+	page, err := r.t.Query(ctx, table.Query{PK: PrefixDocument + documentID, SKPrefix: PrefixWorkflow, Reverse: true, Limit: 1})
+	if err != nil || len(page.Items) == 0 {
+		return Workflow{}, false, err
+	}
+	wfs, err := decodeAll[Workflow](page.Items)
+	if err != nil {
+		return Workflow{}, false, err
+	}
+	return wfs[0], true, nil
+}
+
 // ListDocumentWorkflows returns a document's workflows, newest first.
 func (r *Repository) ListDocumentWorkflows(ctx context.Context, documentID string) ([]Workflow, error) {
 	items, err := queryAll(ctx, r.t, table.Query{PK: PrefixDocument + documentID, SKPrefix: PrefixWorkflow, Reverse: true})

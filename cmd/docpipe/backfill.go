@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,7 +61,7 @@ Workflows start through the project's admission limit, like any other.`,
 			return err
 		}
 		if a.onAWS() {
-			return backfillOnAWS(cmd.Context(), awsIngest{app: a, pipeline: f.pipeline}, b, filter, f.noCache)
+			return backfillOnAWS(cmd.Context(), f, b, filter)
 		}
 		return backfillLocal(cmd.Context(), f, b, filter)
 	}
@@ -150,6 +151,15 @@ func backfillLocal(ctx context.Context, f *runFlags, b backfillFlags, filter pip
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return finishBackfill(ctx, f, repo, target.Name, target.Version, def, id, started, items, func(i int) float64 { return ends[i].End.Sub(ends[i].Start).Seconds() })
+}
+
+// finishBackfill ends a backfill whose workflows have all ended, locally
+// or on AWS: it sums up what ran and what was reused, announces that in a
+// backfill.completed event for the project's sinks, reports each document
+// as run does, and returns run's exit status. took is how long item i's
+// workflow ran.
+func finishBackfill(ctx context.Context, f *runFlags, repo *pipeline.Repository, name string, version int, def pipeline.Definition, id string, started time.Time, items []pipeline.BackfillItem, took func(i int) float64) error {
 	sum := pipeline.EventBackfill{ID: id, Documents: len(items), Seconds: time.Since(started).Seconds()}
 	var results []docResult
 	for i, it := range items {
@@ -173,19 +183,23 @@ func backfillLocal(ctx context.Context, f *runFlags, b backfillFlags, filter pip
 		results = append(results, docResult{
 			File: it.Target.FileName, WorkflowID: it.Target.ID, Status: string(p.Status),
 			Segments: p.TotalSegments, FailedSegments: p.SegmentsFailed, SkippedSegments: p.SegmentsSkipped, Error: p.Error,
-			Seconds: ends[i].End.Sub(ends[i].Start).Seconds(),
+			Seconds: took(i),
 		})
 	}
-	if _, err := repo.AnnounceBackfill(ctx, f.project, target.Name, target.Version, sum); err != nil {
+	if _, err := repo.AnnounceBackfill(ctx, f.project, name, version, sum); err != nil {
 		return err
 	}
-	if err := report(stdout, results, f.jsonOut); err != nil {
+	if err := report(f.stdout, results, f.jsonOut); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "backfill %s onto %s: %d documents, %d completed, %d failed; %d stages run, %d reused\n",
-		id, pipeline.PipelineKey(target.Name, target.Version), sum.Documents, sum.Completed, sum.Failed, sum.StagesRun, sum.StagesReused)
-	if sum.Failed > 0 {
-		return exitError{1}
+	fmt.Fprintf(f.stderr, "backfill %s onto %s: %d documents, %d completed, %d failed; %d stages run, %d reused\n",
+		id, pipeline.PipelineKey(name, version), sum.Documents, sum.Completed, sum.Failed, sum.StagesRun, sum.StagesReused)
+	// The exit status is run's: 1 when any document did not fully
+	// succeed, a completed one with failed segments included.
+	for _, r := range results {
+		if !r.succeeded() {
+			return exitError{1}
+		}
 	}
 	return nil
 }
@@ -306,10 +320,13 @@ func etaText(took time.Duration, done, total int) string {
 // backfillOnAWS creates the backfill's workflows in the deployment's table
 // and starts each on its version's state machine through the project's
 // admission, as an upload is started: a workflow over the project's limit
-// waits pending, and the reconciler starts it when a slot frees. It
-// returns once everything is started or held; status and events follow
-// the executions.
-func backfillOnAWS(ctx context.Context, a awsIngest, b backfillFlags, filter pipeline.BackfillFilter, noCache bool) error {
+// waits pending, and the reconciler starts it when a slot frees. It then
+// watches the workflows until all have ended, with the progress and time
+// left that a local backfill shows, and ends as a local backfill does
+// (finishBackfill). Stopped while it watches, it leaves the executions
+// running; a backfill run again watches them.
+func backfillOnAWS(ctx context.Context, f *runFlags, b backfillFlags, filter pipeline.BackfillFilter) error {
+	a := awsIngest{app: f.app, pipeline: f.pipeline}
 	bk, clients, err := a.open(ctx)
 	if err != nil {
 		return err
@@ -328,13 +345,17 @@ func backfillOnAWS(ctx context.Context, a awsIngest, b backfillFlags, filter pip
 		return err
 	}
 	if b.dryRun {
-		return printForecast(ctx, a.stdout, bk.Repo, items, chosen.def, noCache)
+		return printForecast(ctx, a.stdout, bk.Repo, items, chosen.def, f.noCache)
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(a.stdout, "nothing to backfill: every document of %s on %s is there already (or matches no filter)\n", a.project, chosen)
+		return nil
 	}
 	machine, err := pipelineroute.StateMachine(ctx, bk.Repo, a.stateMachine, chosen.name, chosen.version)
 	if err != nil {
 		return err
 	}
-	if err := bk.Repo.CreateBackfillWorkflows(ctx, items, chosen.version, chosen.def.Stages, noCache); err != nil {
+	if err := bk.Repo.CreateBackfillWorkflows(ctx, items, chosen.version, chosen.def.Stages, f.noCache); err != nil {
 		return err
 	}
 	in := s3ingest.Ingest{
@@ -342,18 +363,85 @@ func backfillOnAWS(ctx context.Context, a awsIngest, b backfillFlags, filter pip
 		Executor: &sfn.Executor{API: clients.SFN, StateMachineARN: machine, Repo: bk.Repo},
 		Project:  a.project, Pipeline: chosen.name, PipelineVersion: chosen.version,
 	}
+	id := pipeline.NewID()
+	started := time.Now()
 	held := 0
 	for _, it := range items {
 		res, err := in.Start(ctx, pipeline.Registration{Workflow: *it.Target})
 		if err != nil {
 			return fmt.Errorf("%s: %w", it.Target.FileName, err)
 		}
-		state := res.ExecutionID
 		if res.Held {
-			state, held = "held (pending): the project is at its limit", held+1
+			held++
 		}
-		fmt.Fprintf(a.stdout, "%s %s %s\n", it.Target.ID, printable(it.Target.FileName), state)
 	}
-	fmt.Fprintf(a.stderr, "backfill onto %s: %d documents started, %d held\n", chosen, len(items)-held, held)
-	return nil
+	fmt.Fprintf(a.stderr, "backfill %s onto %s: %d documents started, %d held (pending: the project is at its limit); waiting for them to end (stopping this leaves them running)\n", id, chosen, len(items)-held, held)
+	prog := newBackfillProgress(a.stderr, f.progress, len(items))
+	took, err := watchBackfill(ctx, bk.Repo, items, prog, backfillPoll)
+	prog.stop()
+	if err != nil {
+		return err
+	}
+	return finishBackfill(ctx, f, bk.Repo, chosen.name, chosen.version, chosen.def, id, started, items, func(i int) float64 { return took[i].Seconds() })
+}
+
+// backfillPoll is how often an AWS backfill looks at its workflows, and
+// backfillPollBatch how many unfinished ones it reads a look: a large
+// backfill is read a slice at a time, round the list.
+const (
+	backfillPoll      = 2 * time.Second
+	backfillPollBatch = 100
+)
+
+// watchBackfill waits until every item's workflow has ended (or waits for
+// a review), telling prog of each, and returns how long each ran.
+func watchBackfill(ctx context.Context, repo *pipeline.Repository, items []pipeline.BackfillItem, prog *backfillProgress, every time.Duration) ([]time.Duration, error) {
+	took := make([]time.Duration, len(items))
+	open := make([]int, len(items))
+	for i := range items {
+		open[i] = i
+	}
+	for len(open) > 0 {
+		n := min(len(open), backfillPollBatch)
+		var still []int
+		for _, i := range open[:n] {
+			p, err := repo.GetProgress(ctx, items[i].Target.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !p.Status.Final() && p.Status != pipeline.WorkflowWaitingReview {
+				still = append(still, i)
+				continue
+			}
+			took[i] = ranFor(p)
+			prog.ended(p.Status != pipeline.WorkflowCompleted)
+		}
+		// Those not looked at this time come first the next.
+		open = append(slices.Clone(open[n:]), still...)
+		if len(open) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(every):
+		}
+	}
+	return took, nil
+}
+
+// ranFor is how long a workflow that ended ran: from its first step's
+// start to its last update.
+func ranFor(p pipeline.StepProgress) time.Duration {
+	end, err := time.Parse(time.RFC3339Nano, p.UpdatedAt)
+	if err != nil {
+		return 0
+	}
+	first := end
+	for _, s := range p.Steps {
+		if t, err := time.Parse(time.RFC3339Nano, s.StartedAt); err == nil && t.Before(first) {
+			first = t
+		}
+	}
+	return end.Sub(first)
 }

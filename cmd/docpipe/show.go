@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -24,9 +25,11 @@ func init() { addCommand(newShowCmd) }
 
 func newShowCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "show [flags] WORKFLOW",
+		Use:   "show [flags] WORKFLOW|DOCUMENT",
 		Short: "Results of one analysis: text, summary, graph",
 		Long: `Results of one analysis. Without a flag: its steps and the summary.
+Given a document's id, the analysis is the document's latest workflow (a
+backfill's, which supersedes the one before).
 --text prints the document's text in segment order (an audio segment's
 prefixed with when it was said, [00:30–01:00]), --summary the summary,
 --graph the keyword/entity graph, --images where each page's image is (run
@@ -39,7 +42,7 @@ document stage's JSON, or for a segment stage one JSON line per segment
   docpipe show WORKFLOW --graph | jq '.nodes | length'
   docpipe show --stage redact WORKFLOW | jq -r .output.text
   docpipe show --table T --bucket B WORKFLOW --json`,
-		Args: exactArgs(1, "one WORKFLOW"),
+		Args: exactArgs(1, "one WORKFLOW or DOCUMENT"),
 	}
 	var o showOptions
 	cmd.Flags().BoolVar(&o.text, "text", false, "print the document's text in segment order")
@@ -90,6 +93,14 @@ func show(ctx context.Context, a *app, id string, o showOptions) error {
 	}
 	if err := statusDetail(ctx, b.Repo, ref.WorkflowID, false, stdout); err != nil {
 		return err
+	}
+	// A pipeline without the summarizer has no summary to print.
+	def, err := b.Repo.WorkflowDefinition(ctx, d.Workflow)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(def.Stages, func(st pipeline.Stage) bool { return st.Run.Builtin == pipeline.StepDocumentSummarizer }) {
+		return nil
 	}
 	fmt.Fprintln(stdout)
 	return printSummary(ctx, b.Blobs, d.Progress.OutputBlobKey(ref, pipeline.SummaryBlobKey(ref)), stdout)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -479,4 +480,52 @@ func TestGraphAndSummaryReusedByTheirAnalysis(t *testing.T) {
 			t.Errorf("the summary %s reused is not searchable (hits by workflow: %v)", r.WorkflowID, found)
 		}
 	}
+}
+
+// A command stage's key covers the scripts its command line names:
+// editing b.py runs b again and not a; a new version with the scripts as
+// they were reuses both; editing a.py runs a again, and b, whose inputs
+// (a's answers) did not change, is reused.
+func TestStageCacheCoversCommandScripts(t *testing.T) {
+	t.Parallel()
+	home, dir, docs := t.TempDir(), t.TempDir(), threeDocs(t)
+	file := cachePipeline(t, dir, "1", "one")
+	body, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := 0
+	step := func(edit string, wantA, wantB int) {
+		t.Helper()
+		if edit != "" {
+			f, err := os.OpenFile(filepath.Join(dir, edit), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString("# edited\n"); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+		// A new version of the same stages, for run to start new workflows.
+		version++
+		next := string(body) + "description: version " + strconv.Itoa(version) + "\n"
+		if err := os.WriteFile(file, []byte(next), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want(t, 0, []string{"cachex@" + strconv.Itoa(version)}, "pipeline", "apply", file, "--home", home)
+		out, _ := cli(t, "run", "--pipeline", "cachex", "--json", "--progress", "none", "--home", home, docs)
+		for _, r := range decodeLines[docResult](t, out) {
+			if !r.succeeded() || r.Reused {
+				t.Fatalf("version %d: run --json = %s, want new completed workflows", version, out)
+			}
+		}
+		if a, b := runs(t, dir, "a"), runs(t, dir, "b"); a != wantA || b != wantB {
+			t.Fatalf("version %d (edited %q): a ran %d times in all, b %d; want %d and %d", version, edit, a, b, wantA, wantB)
+		}
+	}
+	step("", 6, 3)
+	step("b.py", 6, 6)
+	step("", 6, 6)
+	step("a.py", 12, 6)
 }

@@ -252,11 +252,20 @@ type namedStep struct {
 }
 
 // findWorkflow reads a workflow known only by its id: the step item names
-// its document, under which the workflow metadata lives.
+// its document, under which the workflow metadata lives. A document's id
+// stands for the document's latest workflow.
 func findWorkflow(ctx context.Context, repo *pipeline.Repository, id string) (pipeline.Workflow, pipeline.StepProgress, error) {
 	prog, err := repo.GetProgress(ctx, id)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		if wf, found, lerr := repo.LatestDocumentWorkflow(ctx, id); lerr != nil {
+			return pipeline.Workflow{}, prog, lerr
+		} else if found {
+			id = wf.ID
+			prog, err = repo.GetProgress(ctx, id)
+		}
+	}
 	if err != nil {
-		return pipeline.Workflow{}, prog, missing(fmt.Errorf("workflow %s: %w", id, err), "no workflow "+id+" here; `docpipe status --all` lists the analyses")
+		return pipeline.Workflow{}, prog, missing(fmt.Errorf("workflow %s: %w", id, err), "no workflow or document "+id+" here; `docpipe status --all` lists the analyses")
 	}
 	wf, err := repo.GetWorkflow(ctx, prog.DocumentID, id)
 	return wf, prog, err

@@ -91,7 +91,7 @@ func (aiKind) cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInput,
 }
 
 func (userKind) cacheKeys(ctx context.Context, h *handlers, in pipeline.StepInput, pipe *workflowPipeline, st pipeline.Stage, calls []segmentCall) ([]string, error) {
-	base, err := h.requestKey(ctx, in.Workflow, st)
+	base, err := h.requestKey(ctx, in.Workflow, st, pipe.def.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +147,9 @@ func (h *handlers) documentOutputKey(ctx context.Context, ref pipeline.WorkflowR
 // requestKey starts the key of a user's stage from what every request of
 // it carries: its name (two stages may run one command, which answers by
 // the name it is given), the source's content, the project and the
-// document.
-func (h *handlers) requestKey(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage) (*pipeline.CacheKey, error) {
+// document; and, for a command, the files its command line names in the
+// pipeline's folder dir (commandFilesKey).
+func (h *handlers) requestKey(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage, dir string) (*pipeline.CacheKey, error) {
 	k := pipeline.NewCacheKey(st, stageRequestVersion)
 	doc, err := h.Repo.GetDocument(ctx, ref.ProjectID, ref.DocumentID)
 	if err != nil {
@@ -168,6 +169,7 @@ func (h *handlers) requestKey(ctx context.Context, ref pipeline.WorkflowRef, st 
 		Attrs    *pipeline.DocAttrs
 	}{doc.FileName, attrs})
 	k.Add("stage", []byte(st.Name)).Add("source", []byte(doc.SHA256)).Add("project", project).Add("document", document)
+	commandFilesKey(k, st, dir)
 	return k, nil
 }
 

@@ -122,7 +122,7 @@ func (h *handlers) runDocumentStage(ctx context.Context, in pipeline.StepInput, 
 	outKey := pipeline.StageOutputBlobKey(in.Workflow, job.st.Name)
 	cacheKey := ""
 	if h.cacheOn(ctx, job.st) {
-		k, err := h.requestKey(ctx, in.Workflow, job.st)
+		k, err := h.requestKey(ctx, in.Workflow, job.st, pipe.def.Dir)
 		if err != nil {
 			return outcome{}, err
 		}

@@ -49,6 +49,9 @@ type Stage struct {
 	// failure); Timeout is in whole seconds.
 	Attempts int
 	Timeout  int
+	// Variant, when not 0, is written as the stage's settings
+	// ({variant: N}); the fake stages echo it in their answers.
+	Variant int
 }
 
 // When is a stage's condition and whether every generated document meets it.
@@ -201,6 +204,9 @@ func (c *Case) PipelineYAML(ep Endpoints, planPath string) string {
 		}
 		if s.When != nil {
 			fmt.Fprintf(&b, "    when: %s\n", s.When.YAML)
+		}
+		if s.Variant != 0 {
+			fmt.Fprintf(&b, "    settings: {variant: %d}\n", s.Variant)
 		}
 	}
 	return b.String()

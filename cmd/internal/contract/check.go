@@ -317,8 +317,8 @@ func (r Runner) check(ctx context.Context, c *Case, s setup, out []byte, runCode
 			if st.Scope == ScopeDocument {
 				l, ok = lines(k.Stage)[-1]
 			}
-			if !ok || !jsonEqual(l.Output, Answer(k)) {
-				fail(InvShowStage, d.Name, "show --stage %s segment %d: %s, want output %s", k.Stage, k.Segment, l, Answer(k))
+			if want := AnswerVariant(k, st.Variant); !ok || !jsonEqual(l.Output, want) {
+				fail(InvShowStage, d.Name, "show --stage %s segment %d: %s, want output %s", k.Stage, k.Segment, l, want)
 			}
 		}
 		// Recovered transients leave their retries in the audit trail.
@@ -463,11 +463,7 @@ type showJSON struct {
 	Progress struct {
 		SegmentsFailed int `json:"segments_failed"`
 	} `json:"progress"`
-	Steps []struct {
-		Name   string `json:"name"`
-		Status string `json:"status"`
-		Error  string `json:"error"`
-	} `json:"steps"`
+	Steps       []stepJSON   `json:"steps"`
 	Transitions []transition `json:"transitions"`
 	Segments    []struct {
 		Index  int    `json:"index"`
@@ -476,10 +472,13 @@ type showJSON struct {
 	} `json:"segments"`
 }
 
-type stepJSON = struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Error  string `json:"error"`
+type stepJSON struct {
+	Name           string `json:"name"`
+	Status         string `json:"status"`
+	Error          string `json:"error"`
+	ReusedFrom     string `json:"reused_from"`
+	SegmentsReused int    `json:"segments_reused"`
+	SegmentsRun    int    `json:"segments_run"`
 }
 
 func (s showJSON) step(name string) *stepJSON {

@@ -18,7 +18,7 @@ import (
 	"github.com/docpipe/docpipe/internal/testbin"
 )
 
-var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, 48 with -short, or $DOCPIPE_CONTRACT_N); one in four also runs killed and resumed")
+var cases = flag.Int("contract.n", 0, "generated cases to run (default 160, 48 with -short, or $DOCPIPE_CONTRACT_N); one in ten checks the stage cache, and one in four of the others also runs killed and resumed")
 
 func TestMain(m *testing.M) {
 	if os.Getenv(FakeStageEnv) == "1" {
@@ -29,8 +29,9 @@ func TestMain(m *testing.M) {
 
 // caseCount is how many cases TestContract runs: the flag, else the
 // environment, else 160 (with some 40 of them also killed and resumed, about
-// as long as 200 cases without kills), or 48 with -short: eight a lane,
-// a dozen of them killed.
+// as long as 200 cases without kills, and some 16 checking the stage cache
+// instead), or 48 with -short: eight a lane, a dozen of them killed, some
+// five checking the cache.
 func caseCount(t *testing.T) int {
 	if *cases > 0 {
 		return *cases
@@ -79,9 +80,18 @@ func TestContract(t *testing.T) {
 	}
 	lanes := setChecks(t)
 	t.Cleanup(func() {
-		t.Logf("%d cases, %d of them also killed and resumed; %d kills landed", l.seq.Load()-l.killed.Load(), l.killed.Load(), l.landed.Load())
+		t.Logf("%d cases, %d of them also killed and resumed, %d backfilled onto a changed stage; %d kills landed", l.seq.Load()-l.killed.Load(), l.killed.Load(), l.cached.Load(), l.landed.Load())
 	})
 	prop := func(rt *rapid.T) {
+		if rapid.IntRange(1, cacheShare).Draw(rt, "cache?") == 1 {
+			c := Generator(CacheOptions()).Draw(rt, "case")
+			if users := c.UserStages(); len(users) > 0 {
+				l.runCached(rt, &c, rapid.SampledFrom(users).Draw(rt, "change"))
+				return
+			}
+			l.run(rt, &c, nil)
+			return
+		}
 		c := Generator(DefaultOptions()).Draw(rt, "case")
 		ref := l.run(rt, &c, nil)
 		if rapid.IntRange(1, killShare).Draw(rt, "kill?") != 1 {
@@ -105,6 +115,10 @@ func TestContract(t *testing.T) {
 // killShare: one case in killShare is also run killed and resumed.
 const killShare = 4
 
+// cacheShare: one case in cacheShare checks the stage cache instead
+// (RunCached), on a smaller case without transient faults.
+const cacheShare = 10
+
 // lab runs cases against one docpipe binary and one fake HTTP service.
 type lab struct {
 	runner  Runner
@@ -116,11 +130,39 @@ type lab struct {
 	// killed counts the cases run killed, landed the kills that ended a
 	// run (a kill drawn past the run's end does not).
 	killed, landed atomic.Int64
+	// cached counts the cases that checked the stage cache.
+	cached atomic.Int64
 }
 
 // run runs c in a directory of its own, killed as k says when k is not
 // nil, and fails rt with the case on a broken invariant.
 func (l *lab) run(rt *rapid.T, c *Case, k *Kill) Result {
+	how := ""
+	return l.within(rt, c, &how, func(r Runner, dir string) Result {
+		if k == nil {
+			return r.Run(context.Background(), c, dir)
+		}
+		kr := r.RunKilled(context.Background(), c, dir, *k)
+		l.killed.Add(1)
+		l.landed.Add(int64(kr.Killed))
+		how = fmt.Sprintf("\n%s; %d kills landed:\n%s", k, kr.Killed, kr.Log)
+		return kr.Result
+	})
+}
+
+// runCached runs c, then backfills it onto the version where the stage at
+// index change has other settings (RunCached).
+func (l *lab) runCached(rt *rapid.T, c *Case, change int) {
+	how := fmt.Sprintf("\nthen backfilled onto the next version, which changes %s's settings", c.Stages[change].Name)
+	l.cached.Add(1)
+	l.within(rt, c, &how, func(r Runner, dir string) Result {
+		return r.RunCached(context.Background(), c, change, dir)
+	})
+}
+
+// within runs c with do in a directory of its own and fails rt with the
+// case, and how it ran, on a broken invariant.
+func (l *lab) within(rt *rapid.T, c *Case, how *string, do func(r Runner, dir string) Result) Result {
 	id := fmt.Sprintf("case%d", l.seq.Add(1))
 	dir, err := os.MkdirTemp("", "docpipe-contract-*")
 	if err != nil {
@@ -133,17 +175,7 @@ func (l *lab) run(rt *rapid.T, c *Case, k *Kill) Result {
 	defer l.service.Forget(id)
 	r := l.runner
 	r.Endpoints = Endpoints{Command: []string{l.self}, CommandEnv: []string{FakeStageEnv}, HTTP: l.url + "/" + id}
-	var res Result
-	var how string
-	if k == nil {
-		res = r.Run(context.Background(), c, dir)
-	} else {
-		kr := r.RunKilled(context.Background(), c, dir, *k)
-		l.killed.Add(1)
-		l.landed.Add(int64(kr.Killed))
-		res = kr.Result
-		how = fmt.Sprintf("\n%s; %d kills landed:\n%s", k, kr.Killed, kr.Log)
-	}
+	res := do(r, dir)
 	var b strings.Builder
 	for _, v := range res.Violations {
 		if l.only == nil || l.only[v.Invariant] {
@@ -151,7 +183,7 @@ func (l *lab) run(rt *rapid.T, c *Case, k *Kill) Result {
 		}
 	}
 	if b.Len() > 0 {
-		rt.Fatalf("the contract breaks:\n%s\ncase:\n%s%s\ndocpipe run (in %s):\n%s", b.String(), c.String(), how, dir, res.Output)
+		rt.Fatalf("the contract breaks:\n%s\ncase:\n%s%s\ndocpipe run (in %s):\n%s", b.String(), c.String(), *how, dir, res.Output)
 	}
 	return res
 }

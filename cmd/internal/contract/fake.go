@@ -40,6 +40,8 @@ func NewPlan(c *Case, stateDir string) Plan {
 // Call is one call of a fake stage, as it logs it.
 type Call struct {
 	FaultKey
+	// Variant is the stage's settings' variant, which its answer echoes.
+	Variant int       `json:"variant,omitempty"`
 	Attempt int       `json:"attempt"`
 	Fault   FaultKind `json:"fault,omitempty"` // what the call did; empty: answered
 }
@@ -47,6 +49,9 @@ type Call struct {
 // request is the part of the stage contract's request the fake reads.
 type request struct {
 	Stage    string `json:"stage"`
+	Settings struct {
+		Variant int `json:"variant"`
+	} `json:"settings"`
 	Scope    string `json:"scope"`
 	Document struct {
 		FileName string `json:"file_name"`
@@ -66,8 +71,17 @@ func (r request) key() FaultKey {
 
 // Answer is what a fake stage answers when it does not fail: the contract
 // test expects exactly this in `show --stage`.
-func Answer(k FaultKey) json.RawMessage {
-	raw, _ := json.Marshal(map[string]any{"doc": k.Doc, "stage": k.Stage, "segment": k.Segment})
+func Answer(k FaultKey) json.RawMessage { return AnswerVariant(k, 0) }
+
+// AnswerVariant is the answer of a stage whose settings name variant (see
+// Stage.Variant): the answer changes with the settings, as a real stage's
+// would, so that the stages after it see new inputs.
+func AnswerVariant(k FaultKey, variant int) json.RawMessage {
+	m := map[string]any{"doc": k.Doc, "stage": k.Stage, "segment": k.Segment}
+	if variant != 0 {
+		m["variant"] = variant
+	}
+	raw, _ := json.Marshal(m)
 	return raw
 }
 
@@ -77,12 +91,12 @@ func (p Plan) callFor(raw []byte) (Call, error) {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return Call{}, fmt.Errorf("request: %w", err)
 	}
-	return p.call(req.key())
+	return p.call(req.key(), req.Settings.Variant)
 }
 
 // call counts the attempt at k, decides what it does and logs it.
-func (p Plan) call(k FaultKey) (Call, error) {
-	c := Call{FaultKey: k}
+func (p Plan) call(k FaultKey, variant int) (Call, error) {
+	c := Call{FaultKey: k, Variant: variant}
 	dir := filepath.Join(p.StateDir, "attempts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return c, err
@@ -202,7 +216,7 @@ func RunCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		sleepWhileParentLives(time.Minute)
 		return 1
 	}
-	_, _ = stdout.Write(Answer(c.FaultKey))
+	_, _ = stdout.Write(AnswerVariant(c.FaultKey, c.Variant))
 	return 0
 }
 
@@ -231,7 +245,7 @@ func (p Plan) runBatch(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	answer := func(c Call, extra map[string]any) {
 		m := map[string]any{}
-		_ = json.Unmarshal(Answer(c.FaultKey), &m)
+		_ = json.Unmarshal(AnswerVariant(c.FaultKey, c.Variant), &m)
 		if extra != nil {
 			m = extra
 		}
@@ -324,7 +338,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	c, err := plan.call(req.key())
+	c, err := plan.call(req.key(), req.Settings.Variant)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -346,6 +360,6 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(time.Minute):
 		}
 	default:
-		_, _ = w.Write(Answer(c.FaultKey))
+		_, _ = w.Write(AnswerVariant(c.FaultKey, c.Variant))
 	}
 }

@@ -27,6 +27,13 @@ func DefaultOptions() Options {
 	return Options{MaxStages: 8, MaxDocs: 3, BatchMode: true}
 }
 
+// CacheOptions are the sizes of the cases that check the stage cache
+// (Runner.RunCached): smaller, and with faults whose calls do the same
+// in every run.
+func CacheOptions() Options {
+	return Options{MaxStages: 5, MaxDocs: 2, BatchMode: true, PermanentFaultsOnly: true, LoneDocumentFaults: true}
+}
+
 // whens are the conditions a stage may carry; the generated documents are
 // English Markdown of one page.
 var whens = []When{

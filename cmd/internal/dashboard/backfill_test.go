@@ -124,4 +124,11 @@ func TestAnalysisShowsSupersedesAndReuse(t *testing.T) {
 	if want := `superseded by <a href="/analyses/` + wf.ID + `"`; !strings.Contains(string(page.body), want) {
 		t.Errorf("the old analysis's page lacks %q", want)
 	}
+	// The document's page is its latest analysis's.
+	page = b.get(t, "/analyses/"+wf.DocumentID)
+	expectCode(t, page, http.StatusSeeOther)
+	if got := page.header.Get("Location"); got != "/analyses/"+wf.ID {
+		t.Errorf("the document's page leads to %q, want its latest analysis %s", got, wf.ID)
+	}
+	expectCode(t, b.get(t, "/analyses/nosuchthing"), http.StatusNotFound)
 }

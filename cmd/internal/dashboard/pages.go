@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -135,6 +136,18 @@ func (s *Server) projectsPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) analysisPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.loadAnalysis(r.Context(), r.PathValue("id"), true)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		// A document's id stands for its latest workflow.
+		latest, found, lerr := s.opts.Repo.LatestDocumentWorkflow(r.Context(), r.PathValue("id"))
+		if lerr != nil {
+			s.writeFailure(w, r, lerr)
+			return
+		}
+		if found {
+			http.Redirect(w, r, "/analyses/"+url.PathEscape(latest.ID), http.StatusSeeOther)
+			return
+		}
+	}
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
