@@ -17,12 +17,12 @@ const (
 	InvCacheScratch = "cache-scratch" // a backfill's results equal a run from scratch with --no-cache
 )
 
-// uncachedBuiltins are builtin stages whose reuse is not judged by their
+// keyedByWhatTheyRead are builtin stages whose reuse is not judged by their
 // needs: the graph and the summary are keyed by what they read (the
 // segments' analysis), not by the stages a pipeline says they need, so a
 // changed user stage they are declared to need may rightly leave them
 // reused.
-var uncachedBuiltins = map[string]bool{"graph_builder": true, "document_summarizer": true}
+var keyedByWhatTheyRead = map[string]bool{"graph_builder": true, "document_summarizer": true}
 
 // WithVariant is c with the stage at index i given other settings: the
 // next version of its pipeline.
@@ -221,7 +221,7 @@ func (r Runner) checkReuse(ctx context.Context, c *Case, changed, home string, f
 				answered = completed && (st.Scope == ScopeDocument || s.SegmentsRun > 0)
 			}
 			step := now.step(st.Name)
-			if step == nil || uncachedBuiltins[st.Name] || !st.Runs() {
+			if step == nil || keyedByWhatTheyRead[st.Name] || !st.Runs() {
 				continue
 			}
 			reused := step.Status == "completed" && step.ReusedFrom != ""
