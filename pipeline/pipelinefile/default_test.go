@@ -8,9 +8,9 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 )
 
-// TestDefaultIsTodaysPipeline pins the embedded file, so the generated
-// state machines stay as committed. The graph and the summary each need
-// only the analysis, so they run side by side.
+// TestDefaultIsTodaysPipeline pins the embedded file to the pipeline docpipe
+// ran before definitions were files, so the generated state machines stay
+// as committed.
 func TestDefaultIsTodaysPipeline(t *testing.T) {
 	t.Parallel()
 	doc := func(name, label string, timeout int, needs ...string) pipeline.Stage {
@@ -26,7 +26,7 @@ func TestDefaultIsTodaysPipeline(t *testing.T) {
 		doc(pipeline.StepSegmentBuilder, "Write segments and manifest", 900, pipeline.StepOCR),
 		analyzer,
 		doc(pipeline.StepGraphBuilder, "Build graph", 900, pipeline.StepSegmentAnalyzer),
-		doc(pipeline.StepDocumentSummarizer, "Summarize document", 900, pipeline.StepSegmentAnalyzer),
+		doc(pipeline.StepDocumentSummarizer, "Summarize document", 900, pipeline.StepGraphBuilder),
 	}
 	def := Default()
 	if !reflect.DeepEqual(def.Stages, want) {

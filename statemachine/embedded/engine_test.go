@@ -10,9 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -368,26 +366,18 @@ func TestStepCompletionIsRecordedWithTheNextStart(t *testing.T) {
 		"format_parser:in_progress>completed + ocr:pending>in_progress",
 		"ocr:in_progress>completed + segment_builder:pending>in_progress",
 		"segment_builder:in_progress>completed + segment_analyzer:pending>in_progress",
+		"graph_builder:in_progress>completed + document_summarizer:pending>in_progress",
 	} {
 		if !slices.Contains(together, want) {
 			t.Errorf("no transaction records %q; transactions:\n%s", want, strings.Join(together, "\n"))
 		}
-	}
-	// The graph and the summary run side by side: the analyzer's
-	// completion rides on whichever of them starts first.
-	if !slices.ContainsFunc(together, func(tx string) bool {
-		return tx == "segment_analyzer:in_progress>completed + graph_builder:pending>in_progress" ||
-			tx == "segment_analyzer:in_progress>completed + document_summarizer:pending>in_progress"
-	}) {
-		t.Errorf("segment_analyzer's completion rides on neither the graph's nor the summary's start; transactions:\n%s", strings.Join(together, "\n"))
 	}
 
 	// The last step's completion rides on the workflow's outcome, with
 	// the outcome event.
 	outcome := false
 	for _, tx := range log.txs {
-		changes := transitionsOf(tx)
-		if !slices.Contains(changes, "document_summarizer:in_progress>completed") && !slices.Contains(changes, "graph_builder:in_progress>completed") {
+		if !slices.Contains(transitionsOf(tx), "document_summarizer:in_progress>completed") {
 			continue
 		}
 		for _, a := range tx {
@@ -397,7 +387,7 @@ func TestStepCompletionIsRecordedWithTheNextStart(t *testing.T) {
 		}
 	}
 	if !outcome {
-		t.Error("neither the graph's nor the summary's completion is in the transaction that completes the workflow")
+		t.Error("document_summarizer's completion is not in the transaction that completes the workflow")
 	}
 
 	history, err := repo.ListTransitions(ctx, r.Workflow.ID)
@@ -430,38 +420,6 @@ func TestStepCompletionIsRecordedWithTheNextStart(t *testing.T) {
 		if got := prog.Steps[st.Name]; got.Status != pipeline.StepCompleted || got.EndedAt != ended[st.Name] {
 			t.Errorf("%s: step item says %s, ended %s; the audit says completed at %s", st.Name, got.Status, got.EndedAt, ended[st.Name])
 		}
-	}
-}
-
-// The built-in pipeline's graph and summary run at the same time: the
-// graph's output is held back until the summary has written its own,
-// which only a summary running beside the graph can do.
-func TestGraphAndSummaryRunSideBySide(t *testing.T) {
-	t.Parallel()
-	summaryWritten := make(chan struct{})
-	var (
-		once    sync.Once
-		waiting atomic.Bool
-	)
-	hook := &putHook{onPut: func(key string) {
-		switch {
-		case strings.HasSuffix(key, "/summary.json"):
-			once.Do(func() { close(summaryWritten) })
-		case strings.HasSuffix(key, "/graph.json"):
-			select {
-			case <-summaryWritten:
-			case <-time.After(time.Minute): // the summary waits for the graph
-				waiting.Store(true)
-			}
-		}
-	}}
-	b := setupWith(t, func(s blob.Store) blob.Store { hook.Store = s; return hook })
-	prog := b.runFile(t, filepath.Join("..", "..", "samples", "docs", "notes.md"))
-	if prog.Status != pipeline.WorkflowCompleted {
-		t.Fatalf("workflow %s (%s)", prog.Status, prog.Error)
-	}
-	if waiting.Load() {
-		t.Error("the summary did not run while the graph did")
 	}
 }
 
