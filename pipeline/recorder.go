@@ -215,13 +215,12 @@ func applied(p StepProgress, changes []StepChange) StepProgress {
 }
 
 // Finish implements StepRecorder. A task the engine has given up on (ctx
-// done: a sibling branch failed, the run was stopped) records its own
-// completion, and does so although ctx is done: it must not leave it to
-// steps that no longer follow it, nor lose work it finished.
+// done) records its own completion: it must not leave it to steps that no
+// longer follow it.
 func (r *Recorder) Finish(ctx context.Context, ref WorkflowRef, change StepChange) error {
 	if !r.batch || ctx.Err() != nil || change.To == StepFailed {
 		r.forget(ref)
-		_, err := r.repo.TransitionSteps(context.WithoutCancel(ctx), ref, change)
+		_, err := r.repo.TransitionSteps(ctx, ref, change)
 		return err
 	}
 	if change.At.IsZero() {

@@ -193,9 +193,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if to == pipeline.StepSkipped {
 			note = res.message
 		}
-		// Finished work is made durable and recorded even when the engine
-		// has given up on the step meanwhile (a sibling branch failed).
-		if err := h.flushBlobs(context.WithoutCancel(ctx)); err != nil {
+		if err := h.flushBlobs(ctx); err != nil {
 			return nil, err
 		}
 		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info, ReusedFrom: res.reusedFrom, Output: res.output}
