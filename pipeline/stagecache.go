@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"slices"
 
 	"github.com/docpipe/docpipe/pipeline/table"
 )
@@ -105,9 +106,17 @@ func (r *Repository) LookupStageCache(ctx context.Context, key string) (out Cach
 
 // RecordStageCache stores cached outputs, many to a transaction. A key
 // already there is overwritten: the same key means the same output, and
-// the newest producer is the one whose blobs live longest.
+// the newest producer is the one whose blobs live longest. A key given
+// twice (two identical segments of one batch) is stored once: a
+// transaction may touch an item only once.
 func (r *Repository) RecordStageCache(ctx context.Context, outs ...CachedOutput) error {
 	now := FormatTime(r.now())
+	seen := make(map[string]bool, len(outs))
+	outs = slices.DeleteFunc(slices.Clone(outs), func(o CachedOutput) bool {
+		dup := seen[o.Key]
+		seen[o.Key] = true
+		return dup
+	})
 	for len(outs) > 0 {
 		n := min(len(outs), table.MaxTransactItems)
 		acts := make([]table.TxAction, 0, n)

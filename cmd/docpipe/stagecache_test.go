@@ -529,3 +529,23 @@ func TestStageCacheCoversCommandScripts(t *testing.T) {
 	step("", 6, 6)
 	step("a.py", 12, 6)
 }
+
+// A document whose segments repeat one another (a notice page printed
+// three times) completes: its identical segments share one cache key,
+// which their batch records once.
+func TestIdenticalSegmentsShareTheirCacheEntry(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "repeated.md")
+	section := "# Notice\n\nThis page is intentionally left blank for the printer.\n\n"
+	if err := os.WriteFile(doc, []byte(strings.Repeat(section, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cli(t, "run", "--home", filepath.Join(dir, "home"), "--json", "--progress", "none", doc)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	res := decodeLines[docResult](t, out)
+	if len(res) != 1 || res[0].Status != string(pipeline.WorkflowCompleted) || res[0].Segments != 3 {
+		t.Fatalf("results = %+v, want one completed workflow of 3 segments", res)
+	}
+}

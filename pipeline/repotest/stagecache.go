@@ -15,6 +15,7 @@ var stageCacheTests = []struct {
 }{
 	{"StageCacheRoundTrip", testStageCacheRoundTrip},
 	{"StageCacheManyAtOnce", testStageCacheManyAtOnce},
+	{"StageCacheSameKeyTwice", testStageCacheSameKeyTwice},
 	{"ReusedStepAndAudit", testReusedStepAndAudit},
 }
 
@@ -71,6 +72,32 @@ func testStageCacheManyAtOnce(t *testing.T, tb table.Table, _ tabletest.Config) 
 		got, found, err := repo.LookupStageCache(ctx, o.Key)
 		if err != nil || !found || got.Index != o.Index {
 			t.Fatalf("entry %d: %+v found %v err %v", o.Index, got, found, err)
+		}
+	}
+}
+
+// Two identical segments of one batch give the same key twice: both are
+// recorded, as one entry, the first given (a transaction touches an item
+// once).
+func testStageCacheSameKeyTwice(t *testing.T, tb table.Table, _ tabletest.Config) {
+	repo := pipeline.NewRepository(tb)
+	ctx := t.Context()
+	f := setup(t, repo)
+	key := pipeline.NewCacheKey(pipeline.Stage{Name: "a", Scope: pipeline.ScopeSegment}, "test/1").Add("text", []byte(pipeline.NewID())).Sum()
+	other := pipeline.NewCacheKey(pipeline.Stage{Name: "a", Scope: pipeline.ScopeSegment}, "test/1").Add("text", []byte(pipeline.NewID())).Sum()
+	blob := pipeline.StageBatchBlobKey(f.ref, "a", 1)
+	outs := []pipeline.CachedOutput{
+		{Key: key, Stage: "a", Workflow: f.ref, Blob: blob, Index: 1},
+		{Key: other, Stage: "a", Workflow: f.ref, Blob: blob, Index: 2},
+		{Key: key, Stage: "a", Workflow: f.ref, Blob: blob, Index: 3},
+	}
+	if err := repo.RecordStageCache(ctx, outs...); err != nil {
+		t.Fatal(err)
+	}
+	for key, index := range map[string]int{key: 1, other: 2} {
+		got, found, err := repo.LookupStageCache(ctx, key)
+		if err != nil || !found || got.Index != index {
+			t.Errorf("entry %s: %+v found %v err %v, want index %d", key[:8], got, found, err, index)
 		}
 	}
 }
