@@ -18,9 +18,18 @@ var ids = struct {
 	sync.Mutex
 	// Two sources, so ids made for an injected clock's times do not break
 	// the order of ids made for the real one.
-	now, at *ulid.MonotonicEntropy
-	last    uint64 // newest millisecond NewID used
-}{now: ulid.Monotonic(rand.Reader, 0), at: ulid.Monotonic(rand.Reader, 0)}
+	now  *ulid.MonotonicEntropy
+	last uint64 // newest millisecond NewID used
+	// NewIDAt's entropy, one per millisecond it was given lately (at most
+	// atKept, the oldest forgotten first): its callers' times interleave
+	// (a clock read before another caller's, an injected clock beside the
+	// real one), and one source is monotonic only from one id to the next.
+	at      map[uint64]*ulid.MonotonicEntropy
+	atOrder []uint64
+}{now: ulid.Monotonic(rand.Reader, 0), at: map[uint64]*ulid.MonotonicEntropy{}}
+
+// atKept is how many milliseconds NewIDAt keeps increasing ids for.
+const atKept = 1024
 
 // NewID returns a new ULID for the current time, greater than every id
 // NewID returned before in this process. Safe for concurrent use.
@@ -39,7 +48,18 @@ func NewID() string {
 func NewIDAt(t time.Time) string {
 	ids.Lock()
 	defer ids.Unlock()
-	return newID(ulidTime(t), ids.at)
+	ms := ulidTime(t)
+	e := ids.at[ms]
+	if e == nil {
+		if len(ids.atOrder) == atKept {
+			delete(ids.at, ids.atOrder[0])
+			ids.atOrder = ids.atOrder[1:]
+		}
+		e = ulid.Monotonic(rand.Reader, 0)
+		ids.at[ms] = e
+		ids.atOrder = append(ids.atOrder, ms)
+	}
+	return newID(ms, e)
 }
 
 // newID needs ids locked.

@@ -60,6 +60,24 @@ func TestNewIDAt(t *testing.T) {
 	}
 }
 
+// Ids made for one millisecond increase even when ids for other times are
+// made in between: an audit trail written at the same instant stays in
+// the order it was written.
+func TestNewIDAtIncreasesAcrossInterleavedTimes(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	prev := pipeline.NewIDAt(at)
+	for i := range 200 {
+		pipeline.NewIDAt(at.Add(time.Duration(i+1) * time.Millisecond))
+		pipeline.NewIDAt(at.Add(-time.Hour))
+		id := pipeline.NewIDAt(at)
+		if id <= prev {
+			t.Fatalf("id %d for the same millisecond %s sorts before the one made earlier %s", i, id, prev)
+		}
+		prev = id
+	}
+}
+
 func TestDeterministicID(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2025, 2, 3, 4, 5, 6, 7_000_000, time.UTC)
