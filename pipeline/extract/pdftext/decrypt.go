@@ -1,6 +1,7 @@
 package pdftext
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,9 +11,9 @@ import (
 	"sync"
 
 	"github.com/ledongthuc/pdf"
-	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/validate"
 
 	"github.com/docpipe/docpipe/pipeline/steperr"
 )
@@ -48,8 +49,11 @@ func isEncryptionError(err error) bool {
 }
 
 // disableConfigDir stops pdfcpu from creating its configuration folder
-// under the user's home, which may be read-only (Lambda) or shared.
-var disableConfigDir = sync.OnceFunc(api.DisableConfigDir)
+// under the user's home, which may be read-only (Lambda) or shared. It is
+// what the library's api.DisableConfigDir does; that package is not
+// imported, for its start-up cost in every docpipe command (it compiles a
+// pattern at init).
+var disableConfigDir = sync.OnceFunc(func() { model.ConfigPath = "disable" })
 
 // decrypt opens an encrypted PDF with the empty password, as viewers do,
 // and returns the same document without encryption. A file that needs a password fails with
@@ -70,12 +74,14 @@ func decrypt(ctx context.Context, rs io.ReadSeeker, size int64) ([]byte, error) 
 	if err != nil {
 		return nil, decryptError(ctx, err)
 	}
-	if err := api.ValidateContext(doc); err != nil {
+	if err := validate.XRefTable(doc); err != nil {
 		return nil, decryptError(ctx, err)
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(size))
-	if err := api.WriteContext(doc, &buf); err != nil {
+	w := bufio.NewWriter(&buf)
+	doc.Write.Writer = w
+	if err := errors.Join(pdfcpu.WriteContext(doc), w.Flush()); err != nil {
 		return nil, &steperr.InvalidDocumentError{Reason: fmt.Sprintf("cannot decrypt PDF: %v", err)}
 	}
 	return buf.Bytes(), nil
