@@ -1,12 +1,12 @@
 // Package testbin builds the docpipe binary for tests that run it as a
 // child process (to kill it, or to measure it on its own).
 //
-// The binary is built without -race, so it compiles the module a second
-// time next to the race-instrumented test binaries. Every test package
-// asks for it here, with the same command and flags, so that this second
-// compilation happens once: the builds of concurrently running test
-// binaries take turns under a file lock, and the later ones find every
-// package in the Go build cache and the binary itself up to date.
+// The binary is built with -race when the test binary is (Race), so that
+// it takes every package from the build cache the tests filled and costs
+// a link, not a second compilation of the module. Every test package asks
+// for it here, with the same command and flags: the builds of
+// concurrently running test binaries take turns under a file lock, and
+// the later ones find the binary up to date.
 package testbin
 
 import (
@@ -34,7 +34,10 @@ var (
 // tree, building it on the first call of the test binary.
 func Docpipe(t testing.TB) string {
 	t.Helper()
-	once.Do(func() { bin, err = build() })
+	once.Do(func() {
+		bin, err = build()
+		quietRaceExit()
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +67,11 @@ func build() (string, error) {
 		return "", fmt.Errorf("testbin: lock %s: %w", lock.Name(), err)
 	}
 	out := filepath.Join(dir, "docpipe")
-	cmd := exec.Command("go", "build", "-o", out, docpipePkg)
+	args := []string{"build", "-o", out, "-ldflags=-w"} // no DWARF: a faster link
+	if Race {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, docpipePkg)...)
 	cmd.Dir = root
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", docpipePkg, err, msg)

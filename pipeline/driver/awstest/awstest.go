@@ -58,6 +58,22 @@ func SkipOn(t testing.TB, emulator, gap string) {
 	}
 }
 
+// EnvSuiteEndpoint, when set, is the endpoint of the conformance suites
+// (the drivers' and the interpreter's cases against AWS APIs; see
+// MainForSuite) in place of EnvEndpoint. make test starts a second
+// emulator for them: an emulator serves on one core, and the integration
+// suite keeps the first one busy.
+const EnvSuiteEndpoint = "AWSTEST_SUITE_ENDPOINT_URL"
+
+// MainForSuite runs a conformance suite's tests, from its TestMain, on the
+// EnvSuiteEndpoint emulator when one is set.
+func MainForSuite(m *testing.M) {
+	if ep := os.Getenv(EnvSuiteEndpoint); ep != "" {
+		os.Setenv(EnvEndpoint, ep)
+	}
+	os.Exit(m.Run())
+}
+
 // EnvParallel, when set to anything, lets requests to the endpoint run
 // concurrently; see serialClient for why they do not by default.
 const EnvParallel = "AWSTEST_PARALLEL_REQUESTS"
