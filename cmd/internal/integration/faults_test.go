@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/logging"
@@ -16,6 +19,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/awstest"
+	"github.com/docpipe/docpipe/pipeline/driver/dynamotable"
 	"github.com/docpipe/docpipe/pipeline/driver/s3blob"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/statemachine/embedded"
@@ -123,6 +127,10 @@ func TestPipelineSurvivesInjectedFaults(t *testing.T) {
 	bucket := awstest.Bucket(t, awstest.S3(t))
 	cfg.HTTPClient = faulty
 	cfg.Logger = logging.Nop{} // the SDK warns about every injected fault
+	// The production retryer, its backoff capped: the test is about what
+	// is retried and how often, and a second of backoff per fault is 40 s
+	// of sleeping.
+	cfg.Retryer = func() aws.Retryer { return retry.AddWithMaxBackoffDelay(dynamotable.NewRetryer(), 20*time.Millisecond) }
 	clients := backend.AWSClients{
 		Config:   cfg,
 		DynamoDB: dynamodb.NewFromConfig(cfg),
