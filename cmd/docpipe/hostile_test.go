@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docpipe/docpipe/internal/racebuild"
 	"github.com/docpipe/docpipe/internal/testbin"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract/pdftext"
@@ -85,7 +86,7 @@ func runHostile(t *testing.T, bin, path, backend string) {
 		t.Fatal(err)
 	}
 	switch {
-	case testbin.Race:
+	case racebuild.Enabled:
 		// The race detector's shadow memory says nothing about docpipe's;
 		// make test-long runs this test on a plain build.
 		t.Logf("peak RSS not held to %d MB: docpipe is race-instrumented", hostilePeakMB)

@@ -1,7 +1,7 @@
 // Package testbin builds the docpipe binary for tests that run it as a
 // child process (to kill it, or to measure it on its own).
 //
-// The binary is built with -race when the test binary is (Race), so that
+// The binary is built with -race when the test binary is, so that
 // it takes every package from the build cache the tests filled and costs
 // a link, not a second compilation of the module. Every test package asks
 // for it here, with the same command and flags: the builds of
@@ -17,9 +17,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/docpipe/docpipe/internal/racebuild"
 )
 
 const docpipePkg = "github.com/docpipe/docpipe/cmd/docpipe"
@@ -68,7 +71,7 @@ func build() (string, error) {
 	}
 	out := filepath.Join(dir, "docpipe")
 	args := []string{"build", "-o", out, "-ldflags=-w"} // no DWARF: a faster link
-	if Race {
+	if racebuild.Enabled {
 		args = append(args, "-race")
 	}
 	cmd := exec.Command("go", append(args, docpipePkg)...)
@@ -77,4 +80,16 @@ func build() (string, error) {
 		return "", fmt.Errorf("go build %s: %v\n%s", docpipePkg, err, msg)
 	}
 	return out, nil
+}
+
+// quietRaceExit stops the race runtime of the docpipe children (they
+// inherit this environment) from sleeping a second at exit, its default
+// (atexit_sleep_ms), which would be most of a short run's time. A race in
+// a child still prints its report and makes it exit with status 66.
+func quietRaceExit() {
+	v := os.Getenv("GORACE")
+	if !racebuild.Enabled || strings.Contains(v, "atexit_sleep_ms") {
+		return
+	}
+	os.Setenv("GORACE", strings.TrimSpace(v+" atexit_sleep_ms=0"))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/docpipe/docpipe/internal/racebuild"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 	"github.com/docpipe/docpipe/pipeline/steperr"
@@ -19,7 +20,7 @@ import (
 // holding a bounded part of it: before paragraphs were capped, the whole
 // paragraph was held, in several copies (the heap grew by 95 MB).
 func TestStreamHugeParagraph(t *testing.T) {
-	if raceEnabled {
+	if racebuild.Enabled {
 		t.Skip("takes minutes under the race detector")
 	}
 	const size = 32 << 20

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/docpipe/docpipe/internal/racebuild"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 )
@@ -71,7 +72,7 @@ func TestStreamMemoryIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and reads 128 MB of XML")
 	}
-	if raceEnabled {
+	if racebuild.Enabled {
 		t.Skip("takes minutes under the race detector")
 	}
 	// Not parallel: nothing else may allocate while the heap is measured.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/docpipe/docpipe/internal/racebuild"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 )
@@ -46,6 +47,9 @@ func writeMarkdown(path string, size int, refs bool) error {
 // the file's size many times over: goldmark's tree of a file with a
 // definition in it, which it parsed whole.)
 func TestStreamMemoryIsBounded(t *testing.T) {
+	if racebuild.Enabled {
+		t.Skip("takes a minute under the race detector; make test-long measures it at full size on a plain build")
+	}
 	// Not parallel: nothing else may allocate while the heap is measured.
 	size := extracttest.StreamMemorySize()
 	limit := uint64(16<<20 + 4*extract.DefaultLimits.MaxSectionChars)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/docpipe/docpipe/internal/racebuild"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/extract/extracttest"
 )
@@ -44,6 +45,9 @@ func writeText(path string, size int, layout string) error {
 // a file without a single line break. (Reading the whole file, as
 // Extract did, needs the file's size several times over.)
 func TestStreamMemoryIsBounded(t *testing.T) {
+	if racebuild.Enabled {
+		t.Skip("takes a minute under the race detector; make test-long measures it at full size on a plain build")
+	}
 	// Not parallel: nothing else may allocate while the heap is measured.
 	size := extracttest.StreamMemorySize()
 	limit := uint64(16<<20 + 4*extract.DefaultLimits.MaxSectionChars)

@@ -1,0 +1,6 @@
+//go:build !race
+
+package racebuild
+
+// Enabled: built with -race.
+const Enabled = false
