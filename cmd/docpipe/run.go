@@ -406,6 +406,9 @@ func (lp *localPipeline) result(ctx context.Context, o *localrun.Outcome) (docRe
 		r.Status = string(pipeline.WorkflowFailed)
 		if r.Error == "" {
 			r.Error = "execution ended while the workflow was " + string(prog.Status)
+			if o.Err != nil {
+				r.Error += ": " + o.Err.Error()
+			}
 		}
 	}
 	return r, nil

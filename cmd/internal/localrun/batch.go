@@ -18,6 +18,9 @@ type Outcome struct {
 	// Start and End are when its workflow ran here; zero when it did not
 	// run in this batch (it had ended before).
 	Start, End time.Time
+	// Err is how the workflow's execution ended, when it ended with an
+	// error: the reason to give when it left the workflow unfinished.
+	Err error
 }
 
 // Process registers every source (reusing the analysis of content seen
@@ -47,7 +50,7 @@ func (rt *Runtime) Process(ctx context.Context, sources []string) ([]*Outcome, e
 		started[wf.ID] = true
 		err := rt.Start(ctx, Job{File: o.File, Workflow: wf, Size: o.Registration.Document.Size}, func(e Ended) {
 			mu.Lock()
-			o.Start, o.End = e.Start, e.End
+			o.Start, o.End, o.Err = e.Start, e.End, e.Err
 			mu.Unlock()
 		})
 		if err != nil {
