@@ -27,11 +27,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(contract.FakeStageEnv) == "1" {
 		os.Exit(contract.RunCommand(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	// The contract's command stages get the variables their env: lists name
-	// from the worker's environment, this process's: set here, not with
-	// t.Setenv, so that the contract runs beside the other tests. Only this
-	// binary reads it.
-	os.Setenv(contract.FakeStageEnv, "1")
 	os.Exit(m.Run())
 }
 
@@ -76,7 +71,9 @@ func TestContractOnStepFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Parallel()
+	// Command stages get the variables their env: lists name from the
+	// worker's environment (this process) and from docpipe's.
+	t.Setenv(contract.FakeStageEnv, "1")
 	svc := contract.NewService()
 	srv := httptest.NewServer(svc)
 	t.Cleanup(srv.Close)
