@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -218,12 +217,8 @@ func TestBackfillCommandOnStepFunctions(t *testing.T) {
 			}
 		}
 	}()
-	cmd := exec.CommandContext(ctx, testbin.Docpipe(t), "backfill", "--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN,
+	cmd := docpipeCommand(ctx, testbin.Docpipe(t), "backfill", "--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN,
 		"--project", project, "--pipeline", "it-backfill@2", "--json", "--progress", "log")
-	cmd.Env = os.Environ()
-	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		cmd.Env = append(cmd.Env, "AWS_REGION=us-east-1")
-	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path"
 	"strings"
 	"sync"
@@ -313,4 +314,15 @@ func (h *hidingStore) show() {
 	h.mu.Lock()
 	h.suffix = ""
 	h.mu.Unlock()
+}
+
+// docpipeCommand runs bin, a built docpipe, against the endpoint the tests
+// use: with this process's environment, and a region when none is set.
+func docpipeCommand(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = os.Environ()
+	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
+		cmd.Env = append(cmd.Env, "AWS_REGION=us-east-1")
+	}
+	return cmd
 }

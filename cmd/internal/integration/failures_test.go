@@ -5,8 +5,6 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,11 +103,7 @@ func TestRerunFailedSegments(t *testing.T) {
 	}
 	hiding.show()
 	// The user's path: `docpipe rerun` against the deployment.
-	cmd := exec.CommandContext(ctx, testbin.Docpipe(t), "rerun", "--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN, reg.Workflow.ID)
-	cmd.Env = os.Environ()
-	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		cmd.Env = append(cmd.Env, "AWS_REGION=us-east-1")
-	}
+	cmd := docpipeCommand(ctx, testbin.Docpipe(t), "rerun", "--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN, reg.Workflow.ID)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("docpipe rerun: %v\n%s", err, out)
@@ -137,11 +131,7 @@ func TestRerunFailedSegments(t *testing.T) {
 // statusJSON runs `docpipe status --json` against the deployment.
 func (d *deployment) statusJSON(t *testing.T, bin string, args ...string) []pipeline.StepProgress {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), bin, append([]string{"status", "--json", "--table", d.Table, "--bucket", d.Bucket}, args...)...)
-	cmd.Env = os.Environ()
-	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		cmd.Env = append(cmd.Env, "AWS_REGION=us-east-1")
-	}
+	cmd := docpipeCommand(t.Context(), bin, append([]string{"status", "--json", "--table", d.Table, "--bucket", d.Bucket}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

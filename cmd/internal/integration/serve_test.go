@@ -5,13 +5,13 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -91,12 +91,8 @@ func TestDashboardOnAWS(t *testing.T) {
 // the test ends, and returns its base URL.
 func startServe(t *testing.T, d *deployment) string {
 	t.Helper()
-	cmd := exec.Command(testbin.Docpipe(t), "serve", "--listen", "127.0.0.1:0", "--project", project,
+	cmd := docpipeCommand(context.Background(), testbin.Docpipe(t), "serve", "--listen", "127.0.0.1:0", "--project", project,
 		"--table", d.Table, "--bucket", d.Bucket, "--state-machine", d.StateMachineARN)
-	cmd.Env = os.Environ()
-	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		cmd.Env = append(cmd.Env, "AWS_REGION=us-east-1")
-	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
