@@ -98,7 +98,19 @@ func Endpoint(t testing.TB) string {
 // and the throttle-tolerant retryer the drivers use in production.
 func Config(t testing.TB) aws.Config {
 	t.Helper()
-	Endpoint(t)
+	return ConfigAt(t, Endpoint(t))
+}
+
+// SecondEndpoint returns the emulator EnvSuiteEndpoint names, or "" when
+// none is set. A test that runs long beside the others may take its
+// deployment there, where its requests do not queue behind theirs.
+func SecondEndpoint() string {
+	return os.Getenv(EnvSuiteEndpoint)
+}
+
+// ConfigAt is Config for the emulator at endpoint.
+func ConfigAt(t testing.TB, endpoint string) aws.Config {
+	t.Helper()
 	var opts []func(*config.LoadOptions) error
 	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
 		opts = append(opts, config.WithRegion("us-east-1"))
@@ -111,8 +123,9 @@ func Config(t testing.TB) aws.Config {
 	if err != nil {
 		t.Fatalf("awstest: load AWS config: %v", err)
 	}
+	cfg.BaseEndpoint = aws.String(endpoint)
 	if os.Getenv(EnvParallel) == "" {
-		cfg.HTTPClient = serialClient{next: cfg.HTTPClient}
+		cfg.HTTPClient = serialClient{next: cfg.HTTPClient, mu: serialMu(endpoint)}
 	}
 	return cfg
 }
@@ -178,9 +191,14 @@ func Bucket(t testing.TB, client *s3.Client) string {
 	return name
 }
 
-// serialMu is shared by every client of the process: the emulator is one
-// server, whichever client talks to it.
-var serialMu sync.Mutex
+// serialMus holds one lock per endpoint, shared by every client of the
+// process: an emulator is one server, whichever client talks to it.
+var serialMus sync.Map // endpoint → *sync.Mutex
+
+func serialMu(endpoint string) *sync.Mutex {
+	mu, _ := serialMus.LoadOrStore(endpoint, new(sync.Mutex))
+	return mu.(*sync.Mutex)
+}
 
 // serialClient sends one request at a time. moto_server answers requests
 // on threads and updates items without locks, so two concurrent conditional
@@ -189,11 +207,14 @@ var serialMu sync.Mutex
 // racing in the test still interleave freely between requests, so a driver
 // that split one change across two requests would still lose the race.
 // Against LocalStack or AWS, set EnvParallel.
-type serialClient struct{ next aws.HTTPClient }
+type serialClient struct {
+	next aws.HTTPClient
+	mu   *sync.Mutex
+}
 
 func (c serialClient) Do(req *http.Request) (*http.Response, error) {
-	serialMu.Lock()
-	defer serialMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	// The emulator has finished with the request once its answer starts,
 	// so the body can be read after the lock is released.
 	return c.next.Do(req)
