@@ -220,10 +220,16 @@ func withOutcomeEvent(actions []table.TxAction, event table.Item) []table.TxActi
 }
 
 // eventPutFailed reports whether a cancelled status change failed on its
-// outbox put (the last action) rather than on the status condition.
+// outbox put (the last action) alone. When the status conditions failed
+// too, the change lost a race, or committed in an attempt whose answer was
+// lost (its resend then finds its own event).
 func eventPutFailed(err error, event table.Item) bool {
 	var tx *table.TxCanceledError
-	return event != nil && errors.As(err, &tx) && len(tx.Failed) > 0 && tx.Failed[len(tx.Failed)-1]
+	if event == nil || !errors.As(err, &tx) || len(tx.Failed) == 0 {
+		return false
+	}
+	last := len(tx.Failed) - 1
+	return tx.Failed[last] && !slices.Contains(tx.Failed[:last], true)
 }
 
 // ListPendingEvents returns up to limit undelivered events, oldest first

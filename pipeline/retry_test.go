@@ -134,3 +134,61 @@ func TestWritesBackOffOnConflicts(t *testing.T) {
 		t.Fatalf("progress after the writes = %+v, %v", p, err)
 	}
 }
+
+// answerLost applies the next transaction and then sends it again, as the
+// SDK does when a response is lost: the table answers the resent one.
+type answerLost struct {
+	table.Table
+	armed bool
+}
+
+func (a *answerLost) Transact(ctx context.Context, actions []table.TxAction) error {
+	if !a.armed {
+		return a.Table.Transact(ctx, actions)
+	}
+	a.armed = false
+	if err := a.Table.Transact(ctx, actions); err != nil {
+		return err
+	}
+	return a.Table.Transact(ctx, actions)
+}
+
+// A workflow's outcome written with its last step's completion, whose
+// answer was lost and whose resend fails its conditions against that very
+// write, has succeeded: the caller must not read it as a lost race.
+func TestOutcomeWithStepsSurvivesALostAnswer(t *testing.T) {
+	t.Parallel()
+	tb, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	lost := &answerLost{Table: tb}
+	r := NewRepository(lost)
+	ctx := t.Context()
+	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
+	ref := WorkflowRef{ProjectID: "p", DocumentID: "d", WorkflowID: "w"}
+	if err := r.CreateWorkflow(ctx, doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "parse"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.TransitionSteps(ctx, ref, StepChange{Step: "parse", From: []StepStatus{StepPending}, To: StepInProgress}); err != nil {
+		t.Fatal(err)
+	}
+	lost.armed = true
+	done := StepChange{Step: "parse", Seen: StepInProgress, From: []StepStatus{StepInProgress}, To: StepCompleted}
+	if _, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowInProgress}, WorkflowCompleted, "", StatusWithSteps(done)); err != nil {
+		t.Fatalf("outcome whose answer was lost: %v", err)
+	}
+	p, err := r.GetProgress(ctx, "w")
+	if err != nil || p.Status != WorkflowCompleted || p.Steps["parse"].Status != StepCompleted {
+		t.Fatalf("progress = %+v, %v", p, err)
+	}
+	// A change that really lost its race still says so.
+	failed := StepChange{Step: "parse", Seen: StepInProgress, From: []StepStatus{StepInProgress}, To: StepFailed}
+	if _, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowInProgress}, WorkflowFailed, "late", StatusWithSteps(failed)); !errors.Is(err, ErrStale) {
+		t.Fatalf("a late failure of a completed workflow = %v, want ErrStale", err)
+	}
+}

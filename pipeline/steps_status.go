@@ -425,16 +425,17 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 		if !lostRace(err) {
 			return fmt.Errorf("pipeline: set status of %s: %w", ref.WorkflowID, err)
 		}
-		if len(steps) > 0 {
-			return fmt.Errorf("%w: workflow %s or its steps changed: %v", ErrStale, ref.WorkflowID, err)
-		}
 		seen = nil
-		p, err := progress()
+		p, perr := progress()
 		switch {
-		case err != nil:
-			return err
-		case p.Status == to:
+		case perr != nil:
+			return perr
+		case p.Status == to && stepsAt(p, steps):
+			// Already so: another writer's change, or this one's, committed
+			// by an attempt whose answer was lost and resent by the SDK.
 			return nil
+		case len(steps) > 0:
+			return fmt.Errorf("%w: workflow %s or its steps changed: %v", ErrStale, ref.WorkflowID, err)
 		case !slices.Contains(from, p.Status):
 			return fmt.Errorf("%w: workflow %s is %s, not %v", ErrStale, ref.WorkflowID, p.Status, from)
 		}
@@ -446,6 +447,16 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 		return errLostRace
 	})
 	return applied, err
+}
+
+// stepsAt reports whether every step change has its To state in p.
+func stepsAt(p StepProgress, steps []StepChange) bool {
+	for _, c := range steps {
+		if p.Steps[c.Step].Status != c.To {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Repository) statusActions(ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) []table.TxAction {
