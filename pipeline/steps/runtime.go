@@ -179,7 +179,14 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		res, runErr := safeRun(ctx, in, pipe, body)
 		if runErr != nil {
 			h.logger().Info("step failed", "step", step, "workflow", in.Workflow.WorkflowID, "error", runErr)
-			failed := pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: runErr.Error()}
+			why := runErr.Error()
+			if ctx.Err() != nil {
+				// Stopped from outside (a stage beside it failed, its task
+				// timed out, the run was aborted): that is the reason, not
+				// whatever the stop broke on its way.
+				why = "stopped: " + context.Cause(ctx).Error()
+			}
+			failed := pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: why}
 			if err := h.Recorder.Finish(context.WithoutCancel(ctx), in.Workflow, failed); err != nil {
 				h.logger().Error("record step failure", "step", step, "error", err)
 			}

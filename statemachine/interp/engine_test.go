@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -57,8 +58,8 @@ func TestCancellationUnwraps(t *testing.T) {
 	}
 }
 
-// TestTimeoutEndsStateWhenInvokerIgnoresContext checks the state fails at
-// its deadline even though the invoker keeps running.
+// TestTimeoutEndsStateWhenInvokerIgnoresContext checks the state fails,
+// windDown after its deadline, even though the invoker keeps running.
 func TestTimeoutEndsStateWhenInvokerIgnoresContext(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -73,11 +74,47 @@ func TestTimeoutEndsStateWhenInvokerIgnoresContext(t *testing.T) {
 		if !errors.As(err, &ee) || ee.Name != asl.ErrorTimeout {
 			t.Fatalf("err = %v, want States.Timeout", err)
 		}
-		if d := time.Since(start); d != 10*time.Second {
-			t.Errorf("state ended after %v, want 10s", d)
+		if d := time.Since(start); d != 10*time.Second+windDown {
+			t.Errorf("state ended after %v, want 10s and the wind-down", d)
 		}
 		time.Sleep(time.Hour) // let the abandoned invoker return
 	})
+}
+
+// A task whose state ends before it answers (its timeout, a sibling
+// branch's failure) has returned by the time the failure moves on, when it
+// honours its context: what it records as it stops comes first.
+func TestEndedTaskReturnsBeforeTheFailureMovesOn(t *testing.T) {
+	t.Parallel()
+	for name, def := range map[string]string{
+		"timeout": `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"slow","TimeoutSeconds":1,"End":true}}}`,
+		"sibling": `{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+		  {"StartAt":"S","States":{"S":{"Type":"Task","Resource":"slow","End":true}}},
+		  {"StartAt":"F","States":{"F":{"Type":"Task","Resource":"fail","End":true}}}]}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				var stopped atomic.Bool
+				eng := New(Options{Tasks: TaskInvokerFunc(func(ctx context.Context, res string, _ json.RawMessage, _ TaskContext) (json.RawMessage, error) {
+					if res == "fail" {
+						return nil, &TaskError{Name: "Broke"}
+					}
+					<-ctx.Done()
+					time.Sleep(time.Second) // recording that it stopped
+					stopped.Store(true)
+					return nil, ctx.Err()
+				})})
+				_, err := eng.Execute(t.Context(), mustParse(t, def), "x", nil)
+				if err == nil {
+					t.Fatal("the execution succeeded")
+				}
+				if !stopped.Load() {
+					t.Error("the failure moved on before the ended task returned")
+				}
+			})
+		})
+	}
 }
 
 func TestEventsAreOrderedUnderConcurrency(t *testing.T) {

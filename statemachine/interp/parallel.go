@@ -8,10 +8,17 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// failErr carries a failure through errgroup.
+// failErr carries a failure through errgroup. Its text is what the
+// sibling branches' tasks see as their context's cause: the failure's
+// cause, or its name when it has none.
 type failErr struct{ f *failure }
 
-func (e failErr) Error() string { return e.f.name + ": " + e.f.cause }
+func (e failErr) Error() string {
+	if e.f.cause != "" {
+		return e.f.cause
+	}
+	return e.f.name
+}
 
 // asFailure unwraps a failErr, treating anything else as an abort.
 func asFailure(ctx context.Context, err error) *failure {

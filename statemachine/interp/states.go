@@ -350,10 +350,15 @@ func (n *node) taskFailure(ctx context.Context, err error) *failure {
 	return &failure{name: asl.ErrorTaskFailed, cause: err.Error()}
 }
 
+// windDown is how long a task whose state has ended (its timeout, a
+// sibling branch's failure, an abort) is given to return, on the real
+// clock.
+const windDown = 5 * time.Second
+
 // invokeWithTimers runs the invoker on its own goroutine so a timeout ends
-// the state on time even when the invoker ignores its context; the timers
-// run on the engine's clock. It returns errTaskTimeout or
-// errHeartbeatTimeout when one fires first.
+// the state even when the invoker ignores its context (windDown after the
+// deadline); the timers run on the engine's clock. It returns
+// errTaskTimeout or errHeartbeatTimeout when one fires first.
 func invokeWithTimers(ctx context.Context, clock Clock, tasks TaskInvoker, resource string, in json.RawMessage, tc TaskContext) (json.RawMessage, error) {
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -398,14 +403,26 @@ func invokeWithTimers(ctx context.Context, clock Clock, tasks TaskInvoker, resou
 		})
 	}
 	var r result
+	ended := false // before the invoker answered
 	select {
 	case r = <-done:
 	case <-tctx.Done():
+		ended = true
+		// The invoker's context is cancelled; one that honours it returns
+		// at once, and what it records as it stops then lands before the
+		// states after this one (a retry, a Catch, the failure handler)
+		// look. One that ignores it is left behind after windDown.
+		wind := time.NewTimer(windDown)
+		select {
+		case <-done:
+		case <-wind.C:
+		}
+		wind.Stop()
 	}
 	cause := context.Cause(tctx)
 	cancel(nil)
 	wg.Wait()
-	if errors.Is(cause, errTaskTimeout) || errors.Is(cause, errHeartbeatTimeout) {
+	if errors.Is(cause, errTaskTimeout) || errors.Is(cause, errHeartbeatTimeout) || ended && cause != nil {
 		return nil, cause
 	}
 	if r.out == nil && r.err == nil && cause != nil {
