@@ -16,7 +16,6 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/driver/awscount"
-	"github.com/docpipe/docpipe/pipeline/driver/awstest"
 )
 
 // costPages is the size of the cost-accounting document. The goal is
@@ -57,9 +56,7 @@ func sum(counts map[string]int, ops []string) int {
 func TestCostPerPage(t *testing.T) {
 	t.Parallel()
 	counter := &awscount.Counter{}
-	// On the second emulator when there is one: the most requests of any
-	// test here, and moto answers on one core.
-	d := deploy(t, deployOptions{counter: counter, endpoint: awstest.SecondEndpoint()})
+	d := deploy(t, deployOptions{counter: counter})
 	pdf := samplePDF(t, costPages())
 	start := time.Now()
 	res := d.upload(t, pdf)
