@@ -64,6 +64,9 @@ type pipelinePointer struct {
 	Description string    `json:"description,omitempty"`
 	ContentHash string    `json:"content_hash"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// ApplyID names the apply that wrote the pointer, so that an apply
+	// whose answer was lost knows its own write when it reads it back.
+	ApplyID string `json:"apply_id,omitempty"`
 }
 
 // maxPipelineStages keeps a version within one transaction: its stages,
@@ -89,6 +92,7 @@ func (r *Repository) ApplyPipeline(ctx context.Context, def Definition) (version
 	}
 	hash := def.ContentHash()
 	what := func() string { return "apply pipeline " + def.Name }
+	applyID := NewID()
 	err = r.retry(ctx, what, func() error {
 		cur, err := r.currentPointer(ctx, def.Name)
 		switch {
@@ -96,7 +100,8 @@ func (r *Repository) ApplyPipeline(ctx context.Context, def Definition) (version
 		case err != nil:
 			return err
 		case cur.ContentHash == hash:
-			version = cur.Version
+			// Ours when an attempt committed but its answer was lost.
+			version, created = cur.Version, cur.ApplyID == applyID
 			return nil
 		}
 		next := cur.Version + 1
@@ -105,7 +110,7 @@ func (r *Repository) ApplyPipeline(ctx context.Context, def Definition) (version
 		if err != nil {
 			return err
 		}
-		ptr := pipelinePointer{Name: def.Name, Version: next, Description: def.Description, ContentHash: hash, UpdatedAt: now}
+		ptr := pipelinePointer{Name: def.Name, Version: next, Description: def.Description, ContentHash: hash, UpdatedAt: now, ApplyID: applyID}
 		curItem, err := entityItem(PipelineCurrentKey(def.Name), ptr)
 		if err != nil {
 			return err

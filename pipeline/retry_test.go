@@ -192,3 +192,23 @@ func TestOutcomeWithStepsSurvivesALostAnswer(t *testing.T) {
 		t.Fatalf("a late failure of a completed workflow = %v, want ErrStale", err)
 	}
 }
+
+// A new pipeline version whose answer was lost is still reported new: the
+// apply knows its own write when it reads it back.
+func TestApplyPipelineSurvivesALostAnswer(t *testing.T) {
+	t.Parallel()
+	tb, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	lost := &answerLost{Table: tb, armed: true}
+	r := NewRepository(lost)
+	def := Definition{Name: "p", Stages: []Stage{{Name: "parse"}}}
+	if v, created, err := r.ApplyPipeline(t.Context(), def); err != nil || v != 1 || !created {
+		t.Fatalf("apply whose answer was lost = %d, %v, %v; want 1, true", v, created, err)
+	}
+	if v, created, err := r.ApplyPipeline(t.Context(), def); err != nil || v != 1 || created {
+		t.Fatalf("the same definition again = %d, %v, %v; want 1, false", v, created, err)
+	}
+}
