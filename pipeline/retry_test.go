@@ -68,6 +68,17 @@ func TestRetryStopsOnOtherErrorsAndCancellation(t *testing.T) {
 
 // conflicting fails the first n transactions as a DynamoDB transaction
 // conflict would.
+// openSQLite opens a table in a fresh file, closed when the test ends.
+func openSQLite(t *testing.T) table.Table {
+	t.Helper()
+	tb, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	return tb
+}
+
 type conflicting struct {
 	table.Table
 	n int
@@ -84,11 +95,7 @@ func (c *conflicting) Transact(ctx context.Context, actions []table.TxAction) er
 // Every optimistic write backs off the same way between tries.
 func TestWritesBackOffOnConflicts(t *testing.T) {
 	t.Parallel()
-	tb, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
+	tb := openSQLite(t)
 	ct := &conflicting{Table: tb}
 	r := NewRepository(ct)
 	waits := recordSleeps(r)
@@ -158,11 +165,7 @@ func (a *answerLost) Transact(ctx context.Context, actions []table.TxAction) err
 // write, has succeeded: the caller must not read it as a lost race.
 func TestOutcomeWithStepsSurvivesALostAnswer(t *testing.T) {
 	t.Parallel()
-	tb, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
+	tb := openSQLite(t)
 	lost := &answerLost{Table: tb}
 	r := NewRepository(lost)
 	ctx := t.Context()
@@ -197,11 +200,7 @@ func TestOutcomeWithStepsSurvivesALostAnswer(t *testing.T) {
 // apply knows its own write when it reads it back.
 func TestApplyPipelineSurvivesALostAnswer(t *testing.T) {
 	t.Parallel()
-	tb, err := sqlitetable.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
+	tb := openSQLite(t)
 	lost := &answerLost{Table: tb, armed: true}
 	r := NewRepository(lost)
 	def := Definition{Name: "p", Stages: []Stage{{Name: "parse"}}}
