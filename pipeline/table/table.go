@@ -101,6 +101,10 @@ type Table interface {
 	Get(ctx context.Context, key Key) (Item, error)
 	Put(ctx context.Context, item Item, cond Cond) error
 	// Update applies updates to one item and returns the item afterwards.
+	// It is not idempotent: an Add whose answer was lost and which the
+	// client sends again adds twice. A count that must be exact goes
+	// through Transact (DynamoDB applies a resent transaction once) with a
+	// condition that a second application would fail.
 	Update(ctx context.Context, key Key, updates []Update, cond Cond) (Item, error)
 	Delete(ctx context.Context, key Key, cond Cond) error
 	Query(ctx context.Context, q Query) (Page, error)
