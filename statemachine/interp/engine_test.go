@@ -96,10 +96,13 @@ func TestEndedTaskReturnsBeforeTheFailureMovesOn(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				var stopped atomic.Bool
+				started := make(chan struct{})
 				eng := New(Options{Tasks: TaskInvokerFunc(func(ctx context.Context, res string, _ json.RawMessage, _ TaskContext) (json.RawMessage, error) {
 					if res == "fail" {
+						<-started // the sibling is running when this fails
 						return nil, &TaskError{Name: "Broke"}
 					}
+					close(started)
 					<-ctx.Done()
 					time.Sleep(time.Second) // recording that it stopped
 					stopped.Store(true)
