@@ -174,16 +174,21 @@ func TestOutcomeWithStepsSurvivesALostAnswer(t *testing.T) {
 	if err := r.CreateWorkflow(ctx, doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "parse"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, ""); err != nil {
-		t.Fatal(err)
+	lost.armed = true
+	if applied, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, ""); err != nil || !applied {
+		t.Fatalf("start whose answer was lost: applied=%v, %v; want applied", applied, err)
 	}
 	if _, err := r.TransitionSteps(ctx, ref, StepChange{Step: "parse", From: []StepStatus{StepPending}, To: StepInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	lost.armed = true
 	done := StepChange{Step: "parse", Seen: StepInProgress, From: []StepStatus{StepInProgress}, To: StepCompleted}
-	if _, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowInProgress}, WorkflowCompleted, "", StatusWithSteps(done)); err != nil {
-		t.Fatalf("outcome whose answer was lost: %v", err)
+	if applied, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowInProgress}, WorkflowCompleted, "", StatusWithSteps(done)); err != nil || !applied {
+		t.Fatalf("outcome whose answer was lost: applied=%v, %v; want applied", applied, err)
+	}
+	// Another writer's change that is already so is not this one's.
+	if applied, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowInProgress}, WorkflowCompleted, ""); err != nil || applied {
+		t.Fatalf("a completion already made = applied %v, %v; want not applied", applied, err)
 	}
 	p, err := r.GetProgress(ctx, "w")
 	if err != nil || p.Status != WorkflowCompleted || p.Steps["parse"].Status != StepCompleted {

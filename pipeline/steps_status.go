@@ -413,7 +413,8 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 		if err != nil {
 			return err
 		}
-		actions := append(r.withSteps(r.statusActions(ref, slots.from, to, errMsg), ref, steps), slots.actions...)
+		change := NewID()
+		actions := append(r.withSteps(r.statusActions(ref, slots.from, to, errMsg, change), ref, steps), slots.actions...)
 		err = r.t.Transact(ctx, withOutcomeEvent(actions, event))
 		if err == nil {
 			applied = true
@@ -433,7 +434,8 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 		case p.Status == to && stepsAt(p, steps):
 			// Already so: another writer's change, or this one's, committed
 			// by an attempt whose answer was lost and resent by the SDK.
-			return nil
+			applied, err = r.madeStatusChange(ctx, ref, change)
+			return err
 		case len(steps) > 0:
 			return fmt.Errorf("%w: workflow %s or its steps changed: %v", ErrStale, ref.WorkflowID, err)
 		case !slices.Contains(from, p.Status):
@@ -459,7 +461,23 @@ func stepsAt(p StepProgress, steps []StepChange) bool {
 	return true
 }
 
-func (r *Repository) statusActions(ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg string) []table.TxAction {
+// madeStatusChange reports whether the workflow's last status change is
+// change, the one whose answer may have been lost.
+func (r *Repository) madeStatusChange(ctx context.Context, ref WorkflowRef, change string) (bool, error) {
+	it, err := r.t.Get(ctx, StepKey(ref.WorkflowID))
+	if err != nil {
+		return false, fmt.Errorf("pipeline: get step item of %s: %w", ref.WorkflowID, err)
+	}
+	last, _ := it.Data()[attrStatusChange].(string)
+	return last == change, nil
+}
+
+// attrStatusChange, on the step item, names the last status change (a
+// fresh id each time), so that a writer whose answer was lost can tell
+// its own change from another's.
+const attrStatusChange = "status_change"
+
+func (r *Repository) statusActions(ref WorkflowRef, from []WorkflowStatus, to WorkflowStatus, errMsg, change string) []table.TxAction {
 	now := r.now().UTC()
 	fromValues := make([]any, len(from))
 	for i, f := range from {
@@ -476,6 +494,7 @@ func (r *Repository) statusActions(ref WorkflowRef, from []WorkflowStatus, to Wo
 		table.Set{Path: pathStatus, Value: string(to)},
 		setOrRemove(pathError, errMsg),
 		table.Set{Path: pathUpdatedAt, Value: updated},
+		table.Set{Path: "data." + attrStatusChange, Value: change},
 	}
 	if to == WorkflowCompleted {
 		stepUpdates = append(stepUpdates, table.Remove{Path: table.AttrGSI1PK}, table.Remove{Path: table.AttrGSI1SK})
