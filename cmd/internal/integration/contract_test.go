@@ -19,7 +19,6 @@ import (
 	"github.com/docpipe/docpipe/cmd/internal/s3ingest"
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
-	"github.com/docpipe/docpipe/pipeline/driver/awstest"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
 	"github.com/docpipe/docpipe/statemachine/sfn"
 )
@@ -28,10 +27,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(contract.FakeStageEnv) == "1" {
 		os.Exit(contract.RunCommand(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	// The contract's command stages are this binary, started by the
-	// in-process worker with its environment (their env: lists name the
-	// variable): set it here, since a parallel test may not.
-	os.Setenv(contract.FakeStageEnv, "1")
 	os.Exit(m.Run())
 }
 
@@ -71,21 +66,18 @@ func contractOnStepFunctions() contract.Options {
 // on the embedded engine: each document's workflow status, every step's
 // status, every segment's status and the stage outputs, and both agree
 // with the contract's oracle where it is sure.
-//
-// It spends most of its time waiting out the cases' retries and timeouts,
-// so it runs beside the other tests, on the second emulator when there is
-// one: behind the others' requests on the first, its tasks' results could
-// arrive after their timeouts.
 func TestContractOnStepFunctions(t *testing.T) {
-	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Command stages get the variables their env: lists name from the
+	// worker's environment (this process) and from docpipe's.
+	t.Setenv(contract.FakeStageEnv, "1")
 	svc := contract.NewService()
 	srv := httptest.NewServer(svc)
 	t.Cleanup(srv.Close)
-	d := deploy(t, deployOptions{endpoint: awstest.SecondEndpoint()})
+	d := deploy(t, deployOptions{})
 	gen := contract.Generator(contractOnStepFunctions())
 	for seed, ran := 1, 0; ran < contractCases(); seed++ {
 		c := gen.Example(seed)

@@ -53,8 +53,6 @@ type deployOptions struct {
 	wrapHandler func(pipeline.Handler) pipeline.Handler
 	// counter counts the worker's AWS requests.
 	counter *awscount.Counter
-	// endpoint is the emulator to deploy on; empty, the suite's endpoint.
-	endpoint string
 }
 
 // deployment is one isolated docpipe on the endpoint: its own table,
@@ -76,9 +74,6 @@ func deploy(t *testing.T, o deployOptions) *deployment {
 	t.Helper()
 	ctx := t.Context()
 	cfg := awstest.Config(t)
-	if o.endpoint != "" {
-		cfg = awstest.ConfigAt(t, o.endpoint)
-	}
 	cfg.Logger = logging.Nop{} // the S3 client notes every object without a checksum
 	clients := backend.NewAWSClients(cfg)
 	d := &deployment{S3: clients.S3, SFN: clients.SFN}

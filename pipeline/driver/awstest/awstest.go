@@ -98,19 +98,7 @@ func Endpoint(t testing.TB) string {
 // and the throttle-tolerant retryer the drivers use in production.
 func Config(t testing.TB) aws.Config {
 	t.Helper()
-	return ConfigAt(t, Endpoint(t))
-}
-
-// SecondEndpoint returns the emulator EnvSuiteEndpoint names, or "" when
-// none is set. A test that runs long beside the others may take its
-// deployment there, where its requests do not queue behind theirs.
-func SecondEndpoint() string {
-	return os.Getenv(EnvSuiteEndpoint)
-}
-
-// ConfigAt is Config for the emulator at endpoint.
-func ConfigAt(t testing.TB, endpoint string) aws.Config {
-	t.Helper()
+	endpoint := Endpoint(t)
 	var opts []func(*config.LoadOptions) error
 	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
 		opts = append(opts, config.WithRegion("us-east-1"))
