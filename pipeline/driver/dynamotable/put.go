@@ -15,7 +15,11 @@ func (t *Table) Put(ctx context.Context, item table.Item, cond table.Cond) error
 	if err != nil {
 		return err
 	}
-	_, err = t.client.PutItem(ctx, in)
+	var a attempts
+	_, err = t.client.PutItem(ctx, in, a.option)
+	if putRepeatedItself(err, &a, in.Item) {
+		return nil
+	}
 	return interpretError("put", err)
 }
 
@@ -32,5 +36,6 @@ func (t *Table) putInput(item table.Item, cond table.Cond) (*dynamodb.PutItemInp
 	in.ConditionExpression = expr.Condition()
 	in.ExpressionAttributeNames = expr.Names()
 	in.ExpressionAttributeValues = expr.Values()
+	in.ReturnValuesOnConditionCheckFailure = returnOldOnFailure(cond)
 	return in, nil
 }

@@ -14,8 +14,10 @@ import (
 
 // Transact applies up to table.MaxTransactItems actions with one
 // TransactWriteItems call. The SDK gives the call an idempotency token that
-// its retries reuse, so a retried request that already committed is not
-// applied twice.
+// its retries reuse, so on DynamoDB a retried request that already
+// committed is not applied twice; where the token is not honoured, a
+// resend that fails against its own committed Puts reports success (see
+// resent.go).
 func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 	if len(actions) == 0 {
 		return nil
@@ -40,7 +42,11 @@ func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 		seen[key] = i
 		items[i] = ti
 	}
-	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var a attempts
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}, a.option)
+	if txRepeatedItself(err, &a, items) {
+		return nil
+	}
 	if i, ok := guardFailedInTx(err, actions, guarded, nows); ok {
 		return fmt.Errorf("dynamotable: transact action %d: %w: a parent of a nested path is not a map, or an Add found a non-number", i, table.ErrInvalidUpdate)
 	}
@@ -70,6 +76,8 @@ func (t *Table) txItem(a table.TxAction, guarded *bool, at *int64) (types.Transa
 			ConditionExpression:       in.ConditionExpression,
 			ExpressionAttributeNames:  in.ExpressionAttributeNames,
 			ExpressionAttributeValues: in.ExpressionAttributeValues,
+			// The stored item, for telling a resend from a lost race.
+			ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure,
 		}}, x.Item.Key(), nil
 	case table.TxUpdate:
 		p, err := t.updateParts(x.Key, x.Updates, x.Cond)

@@ -1,0 +1,98 @@
+package dynamotable
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// A conditional write whose answer is lost (a connection reset after the
+// service committed) is resent by the SDK's retryer, and the resend fails
+// its own condition against the write it is repeating: a create reports
+// "already exists" for the item it has just made. DynamoDB makes a retried
+// TransactWriteItems idempotent through its ClientRequestToken, but
+// PutItem has no such token, and the emulators honour neither. So a call
+// counts its attempts, and a resent Put whose condition failed against an
+// item equal to the one it writes reports success: the item is there,
+// exactly as this call wrote it.
+
+// attempts counts the attempts the SDK makes for one call.
+type attempts struct{ n atomic.Int32 }
+
+func (*attempts) ID() string { return "docpipe.attempts" }
+
+func (a *attempts) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+	a.n.Add(1)
+	return next.HandleFinalize(ctx, in)
+}
+
+// option installs the counter inside the retry loop, so each attempt
+// passes it.
+func (a *attempts) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Finalize.Insert(a, "Retry", middleware.After)
+	})
+}
+
+func (a *attempts) resent() bool { return a.n.Load() > 1 }
+
+// sameItem reports whether stored, an item as the service returned it, is
+// the item written encodes.
+func sameItem(stored, written map[string]types.AttributeValue) bool {
+	if stored == nil || written == nil {
+		return false
+	}
+	s, err1 := decodeItem(stored)
+	w, err2 := decodeItem(written)
+	return err1 == nil && err2 == nil && reflect.DeepEqual(s, w)
+}
+
+// putRepeatedItself reports whether err, from a Put that was resent, is
+// its condition failing against the item it writes.
+func putRepeatedItself(err error, a *attempts, written map[string]types.AttributeValue) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return a.resent() && errors.As(err, &ccf) && sameItem(ccf.Item, written)
+}
+
+// txRepeatedItself reports whether err, from a transaction that was
+// resent, is the transaction failing against its own committed writes:
+// every action that failed is a conditional Put whose item is stored
+// exactly as it writes it, and no other action failed. Transactions are
+// atomic, so those items being there means the whole earlier attempt
+// committed.
+func txRepeatedItself(err error, a *attempts, items []types.TransactWriteItem) bool {
+	var canceled *types.TransactionCanceledException
+	if !a.resent() || !errors.As(err, &canceled) || len(canceled.CancellationReasons) != len(items) {
+		return false
+	}
+	own := 0
+	for i, r := range canceled.CancellationReasons {
+		code := aws.ToString(r.Code)
+		switch {
+		case code == "" || code == "None":
+		case conditionFailed(code) && items[i].Put != nil && sameItem(r.Item, items[i].Put.Item):
+			own++
+		default:
+			return false
+		}
+	}
+	return own > 0
+}
+
+// returnOldOnFailure asks for the stored item when a Put's condition fails,
+// so the resend check can compare it; a Put without a condition cannot
+// fail one.
+func returnOldOnFailure(cond table.Cond) types.ReturnValuesOnConditionCheckFailure {
+	if cond == nil {
+		return ""
+	}
+	return types.ReturnValuesOnConditionCheckFailureAllOld
+}

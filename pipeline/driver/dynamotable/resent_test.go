@@ -1,0 +1,126 @@
+package dynamotable_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/docpipe/docpipe/pipeline/driver/awstest"
+	"github.com/docpipe/docpipe/pipeline/driver/dynamotable"
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// losingClient sends every request, but drops the answer to the next one
+// of the armed operation, as a connection reset after the service
+// committed would: the SDK then resends it.
+type losingClient struct {
+	next aws.HTTPClient
+	mu   sync.Mutex
+	lose string // operation whose next answer is lost, "" for none
+	lost int
+}
+
+func (c *losingClient) arm(op string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lose = op
+}
+
+func (c *losingClient) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.Do(req)
+	if err != nil {
+		return resp, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lose != "" && strings.HasSuffix(req.Header.Get("X-Amz-Target"), "."+c.lose) {
+		c.lose = ""
+		c.lost++
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return nil, errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: read: connection reset by peer")
+	}
+	return resp, nil
+}
+
+func newLosingTable(t *testing.T) (*dynamotable.Table, *losingClient) {
+	t.Helper()
+	cfg := awstest.Config(t) // skips without an endpoint
+	lc := &losingClient{next: cfg.HTTPClient}
+	cfg.HTTPClient = lc
+	client := dynamodb.NewFromConfig(cfg)
+	return dynamotable.New(client, awstest.Table(t, client)), lc
+}
+
+// A create whose answer was lost is resent; the resend must not report
+// that the item it made already exists.
+func TestPutWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	tb, lc := newLosingTable(t)
+	ctx := t.Context()
+	item := table.Item{table.AttrPK: "P#lost", table.AttrSK: "META", "data": map[string]any{"n": 1.0, "s": "ü"}}
+	lc.arm("PutItem")
+	if err := tb.Put(ctx, item, table.NotExists{Path: table.AttrPK}); err != nil {
+		t.Fatalf("create whose answer was lost: %v", err)
+	}
+	if lc.lost != 1 {
+		t.Fatalf("%d answers lost, want 1", lc.lost)
+	}
+	got, err := tb.Get(ctx, item.Key())
+	if err != nil || got["data"].(map[string]any)["s"] != "ü" {
+		t.Fatalf("stored %v (%v)", got, err)
+	}
+	// Another item under the key is still a failed condition, resent or not.
+	other := table.Item{table.AttrPK: "P#lost", table.AttrSK: "META", "data": map[string]any{"n": 2.0}}
+	lc.arm("PutItem")
+	if err := tb.Put(ctx, other, table.NotExists{Path: table.AttrPK}); !errors.Is(err, table.ErrConditionFailed) {
+		t.Fatalf("create over another item, resent: %v, want ErrConditionFailed", err)
+	}
+	if err := tb.Put(ctx, other, table.NotExists{Path: table.AttrPK}); !errors.Is(err, table.ErrConditionFailed) {
+		t.Fatalf("create over another item: %v, want ErrConditionFailed", err)
+	}
+}
+
+// A transaction whose answer was lost is resent; it must report success,
+// and its counter must be added once.
+func TestTransactWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	tb, lc := newLosingTable(t)
+	ctx := t.Context()
+	counter := table.Key{PK: "P#tx", SK: "COUNT"}
+	create := func(sk string) []table.TxAction {
+		return []table.TxAction{
+			table.TxPut{Item: table.Item{table.AttrPK: "P#tx", table.AttrSK: sk, "data": "x"}, Cond: table.NotExists{Path: table.AttrPK}},
+			table.TxPut{Item: table.Item{table.AttrPK: "P#tx", table.AttrSK: sk + "#2"}},
+			table.TxUpdate{Key: counter, Updates: []table.Update{table.Add{Path: "n", Delta: 1}}},
+		}
+	}
+	lc.arm("TransactWriteItems")
+	if err := tb.Transact(ctx, create("A")); err != nil {
+		t.Fatalf("transaction whose answer was lost: %v", err)
+	}
+	if lc.lost != 1 {
+		t.Fatalf("%d answers lost, want 1", lc.lost)
+	}
+	got, err := tb.Get(ctx, counter)
+	if err != nil || got["n"] != 1.0 {
+		t.Fatalf("counter %v (%v), want 1: the transaction applied twice or not at all", got["n"], err)
+	}
+	// Against items of another writer, a resent transaction still fails.
+	if err := tb.Put(ctx, table.Item{table.AttrPK: "P#tx", table.AttrSK: "B", "data": "other"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	lc.arm("TransactWriteItems")
+	if err := tb.Transact(ctx, create("B")); !errors.Is(err, table.ErrConditionFailed) {
+		t.Fatalf("resent transaction over another writer's item: %v, want ErrConditionFailed", err)
+	}
+	if got, _ := tb.Get(ctx, counter); got["n"] != 1.0 {
+		t.Fatalf("counter %v after a refused transaction, want 1", got["n"])
+	}
+}
