@@ -66,8 +66,6 @@ func TestRetryStopsOnOtherErrorsAndCancellation(t *testing.T) {
 	}
 }
 
-// conflicting fails the first n transactions as a DynamoDB transaction
-// conflict would.
 // openSQLite opens a table in a fresh file, closed when the test ends.
 func openSQLite(t *testing.T) table.Table {
 	t.Helper()
@@ -79,6 +77,8 @@ func openSQLite(t *testing.T) table.Table {
 	return tb
 }
 
+// conflicting fails the first n transactions as a DynamoDB transaction
+// conflict would.
 type conflicting struct {
 	table.Table
 	n int
