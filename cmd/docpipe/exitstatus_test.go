@@ -56,6 +56,40 @@ stages:
 	want(t, 1, []string{"completed, 1 segment failed"}, "rerun", r.WorkflowID, "--home", home, "--progress", "none")
 }
 
+// A document whose every segment failed fails, and says why: the first
+// segment's stage and reason, not only how many.
+func TestRunSaysWhyEverySegmentFailed(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	file := filepath.Join(dir, "pipeline.yaml")
+	if err := os.WriteFile(file, []byte(`name: fail-all
+stages:
+  - name: fine
+    scope: segment
+    needs: [segment_builder]
+    run: {command: [sh, -c, "cat >/dev/null; echo '{}'"]}
+  - name: broken
+    scope: segment
+    needs: [segment_builder]
+    run: {command: [sh, -c, "cat >/dev/null; echo nope >&2; exit 4"]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(dir, "two.md")
+	if err := os.WriteFile(doc, []byte("# One\n\nFirst part.\n\n# Two\n\nSecond part.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, code := cliAll("run", doc, "--pipeline", file, "--home", home, "--progress", "none")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	why := "segments failed: all 2 segments failed: segment 1, broken: exit status 4: nope"
+	if !strings.Contains(stdout, why) {
+		t.Errorf("the table does not say why the segments failed:\n%s", stdout)
+	}
+	want(t, 0, []string{why}, "status", "--all", "--home", home)
+}
+
 func TestStatusTextNamesFailedThenSkippedSegments(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

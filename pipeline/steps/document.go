@@ -310,7 +310,12 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 			return pipeline.StepStart{}, &steperr.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
 		}
 		if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
-			return pipeline.StepStart{}, &steperr.SegmentsFailedError{Reason: fmt.Sprintf("all %d segments failed", prog.SegmentsFailed)}
+			// The first segment's reason goes with it, as for a partial result.
+			note, err := h.failedSegmentsNote(ctx, in.Workflow.WorkflowID, prog.SegmentsFailed)
+			if err != nil {
+				return pipeline.StepStart{}, err
+			}
+			return pipeline.StepStart{}, &steperr.SegmentsFailedError{Reason: "all " + note}
 		}
 		// The segment stages still open close, the step before is recorded
 		// complete, and the workflow completes, in one write. prog's
