@@ -161,7 +161,7 @@ func BenchmarkIndexWorkflow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := ix.indexOrRecord(ctx, tx, wf); err != nil {
+		if err := ix.indexOrRecord(ctx, tx, wf, known{}); err != nil {
 			b.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil {

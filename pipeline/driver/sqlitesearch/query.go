@@ -324,7 +324,7 @@ func (x *Index) reindexOne(ctx context.Context, wf pipeline.Workflow) (bool, err
 	if n > 0 {
 		return false, nil
 	}
-	if err := x.indexer.indexOrRecord(ctx, tx, wf); err != nil {
+	if err := x.indexer.indexOrRecord(ctx, tx, wf, known{}); err != nil {
 		return false, err
 	}
 	return true, tx.Commit()

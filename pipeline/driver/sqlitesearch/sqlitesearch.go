@@ -3,7 +3,10 @@
 //
 // A workflow is indexed in the transaction that marks it completed (the
 // Indexer is the state table's write hook): its segments' text and
-// outputs live in the blob store, written before, and are read there.
+// outputs live in the blob store, written before, and are read there,
+// for a document of up to a megabyte of text before the transaction
+// waits for the table's one writer (ReadAhead), so that the writer only
+// writes the rows.
 // Only a document's latest completed workflow is in the index; a newer
 // one replaces its rows, and deleting a workflow's item drops them. A workflow whose blobs cannot be read is left
 // out without failing its completion, and recorded, so that search can
@@ -19,9 +22,12 @@ package sqlitesearch
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
+	"sync/atomic"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
@@ -69,6 +75,10 @@ type Indexer struct {
 	// decides which stage's replacement of a segment's text is indexed
 	// (docread.Segments); nil, or an error, orders them by name.
 	StageOrder func(ctx context.Context, pipeline string, version int) ([]string, error)
+
+	// pendingTermsSet notes that this process has set FTS5's hashsize,
+	// so that the writer does not check it again for every workflow.
+	pendingTermsSet atomic.Bool
 }
 
 var _ sqlitetable.WriteHook = (*Indexer)(nil)
@@ -77,8 +87,10 @@ var _ sqlitetable.WriteHook = (*Indexer)(nil)
 func (*Indexer) Schema() string { return schema }
 
 // AfterWrite indexes every workflow the transaction marks completed,
-// and drops the rows of every workflow it deletes.
-func (ix *Indexer) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sqlitetable.Change) error {
+// and drops the rows of every workflow it deletes. ahead is what
+// ReadAhead read of them.
+func (ix *Indexer) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sqlitetable.Change, ahead any) error {
+	read, _ := ahead.(readAheads)
 	for _, c := range changes {
 		if doc, wf, ok := deletedWorkflow(c); ok {
 			if err := deleteWorkflow(ctx, tx, doc, wf); err != nil {
@@ -90,11 +102,133 @@ func (ix *Indexer) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sqlitet
 		if !ok {
 			continue
 		}
-		if err := ix.indexOrRecord(ctx, tx, wf); err != nil {
+		have := read[wf.ID]
+		if steps := written(changes, pipeline.StepKey(wf.ID)); !sameItem(steps, have.steps) {
+			// The step item was read ahead from a version the writer did
+			// not keep (or not at all): its outputs are read again.
+			have.steps, have.outputsRead = steps, false
+		}
+		if err := ix.indexOrRecord(ctx, tx, wf, have); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// known is what the indexer has of a workflow before it reads anything:
+// its segments, read ahead (when read is set); its step item, when the
+// transaction that completes it writes that too; and the document
+// outputs that step item names, read ahead (when outputsRead is set).
+type known struct {
+	read        bool
+	segments    []docread.Segment
+	steps       table.Item
+	outputsRead bool
+	outputs     map[string]json.RawMessage
+}
+
+// readAheads are the workflows ReadAhead read, by id.
+type readAheads map[string]known
+
+// aheadTextBudget bounds the text ReadAhead holds for one workflow. A
+// bigger document is read inside the writer, a manifest batch at a time,
+// so that memory stays bounded; its indexing costs the writer little next
+// to everything else such a document writes.
+const aheadTextBudget = 1 << 20
+
+// ReadAhead reads the segments of each workflow the writes complete,
+// before the transaction waits for the writer: reading a small document's
+// blobs was a third of its indexing. The blobs are final by then (every
+// stage has finished); a read that fails is left to AfterWrite, which
+// records the failure.
+func (ix *Indexer) ReadAhead(ctx context.Context, writes []sqlitetable.Change) any {
+	var out readAheads
+	for _, c := range writes {
+		wf, ok := completedNow(c)
+		if !ok {
+			continue
+		}
+		k, ok := ix.readSegments(ctx, wf)
+		if !ok {
+			continue
+		}
+		k.readOutputs(ctx, ix.Blobs, wf, written(writes, pipeline.StepKey(wf.ID)))
+		if out == nil {
+			out = readAheads{}
+		}
+		out[wf.ID] = k
+	}
+	if out == nil {
+		return nil
+	}
+	return out
+}
+
+// errOverBudget stops a read ahead whose text outgrew aheadTextBudget.
+var errOverBudget = errors.New("over the read-ahead budget")
+
+func (ix *Indexer) readSegments(ctx context.Context, wf pipeline.Workflow) (known, bool) {
+	k := known{read: true}
+	size := 0
+	err := docread.Segments(ctx, ix.Blobs, workflowRef(wf), ix.stageOrder(ctx, wf), func(s docread.Segment) error {
+		size += len(s.Text)
+		for _, o := range s.Outputs {
+			size += len(o)
+		}
+		if size > aheadTextBudget {
+			return errOverBudget
+		}
+		k.segments = append(k.segments, s)
+		return nil
+	})
+	return k, err == nil
+}
+
+// readOutputs reads ahead the document outputs that steps, the step item
+// the completing transaction writes, names; without one, or when they
+// cannot be read, the writer reads them.
+func (k *known) readOutputs(ctx context.Context, blobs blob.Store, wf pipeline.Workflow, steps table.Item) {
+	var prog pipeline.StepProgress
+	if steps == nil || table.DecodeData(steps, &prog) != nil {
+		return
+	}
+	outputs, err := docread.DocumentOutputs(ctx, blobs, workflowRef(wf), prog)
+	if err != nil {
+		return
+	}
+	k.steps, k.outputs, k.outputsRead = steps, outputs, true
+}
+
+// sameItem reports whether a and b are one item, the very map: the
+// writer writes an update's item as computed before the batch when the
+// item has not changed since, so that identity says nothing changed.
+func sameItem(a, b table.Item) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// written is the item the changes leave under key, or nil when they do
+// not write it.
+func written(changes []sqlitetable.Change, key table.Key) table.Item {
+	for _, c := range changes {
+		if c.Key == key {
+			return c.After
+		}
+	}
+	return nil
+}
+
+func workflowRef(wf pipeline.Workflow) pipeline.WorkflowRef {
+	return pipeline.WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}
+}
+
+// stageOrder is wf's pipeline version's stages in order, or nil (by
+// name) when it cannot be told.
+func (ix *Indexer) stageOrder(ctx context.Context, wf pipeline.Workflow) []string {
+	if ix.StageOrder == nil {
+		return nil
+	}
+	order, _ := ix.StageOrder(ctx, wf.Pipeline, wf.PipelineVersion)
+	return order
 }
 
 // completedNow reports whether c moves a workflow's metadata item
@@ -141,14 +275,19 @@ type execer interface {
 // read, the savepoint is rolled back and the failure recorded instead, so
 // that a completion is never refused for the index's sake. A database
 // error is returned.
-func (ix *Indexer) indexOrRecord(ctx context.Context, db execer, wf pipeline.Workflow) error {
-	if err := setPendingTerms(ctx, db); err != nil {
-		return fmt.Errorf("search index: %w", err)
+func (ix *Indexer) indexOrRecord(ctx context.Context, db execer, wf pipeline.Workflow, have known) error {
+	if !ix.pendingTermsSet.Load() {
+		if err := setPendingTerms(ctx, db); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+		// Should this transaction roll back, the setting is lost until
+		// the next process: only the index's segment size depends on it.
+		ix.pendingTermsSet.Store(true)
 	}
 	if _, err := db.ExecContext(ctx, `SAVEPOINT search_index`); err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
-	err := ix.index(ctx, db, wf)
+	err := ix.index(ctx, db, wf, have)
 	var readErr blobError
 	switch {
 	case err == nil:
@@ -186,46 +325,66 @@ func setPendingTerms(ctx context.Context, db execer) error {
 	return err
 }
 
-// index replaces the rows of wf's document with wf's.
-func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow) error {
+// index replaces the rows of wf's document with wf's, from what it
+// has (known) and what it reads.
+func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow, have known) error {
 	if err := deleteDocument(ctx, db, wf.DocumentID); err != nil {
 		return err
 	}
-	ref := pipeline.WorkflowRef{ProjectID: wf.ProjectID, DocumentID: wf.DocumentID, WorkflowID: wf.ID}
-	var order []string
-	if ix.StageOrder != nil {
-		order, _ = ix.StageOrder(ctx, wf.Pipeline, wf.PipelineVersion)
-	}
+	ref := workflowRef(wf)
 	ins, err := prepareInsert(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer ins.close()
-	var dbErr error
-	err = docread.Segments(ctx, ix.Blobs, ref, order, func(s docread.Segment) error {
-		dbErr = ins.insert(ctx, search.SegmentEntry(wf, s))
-		return dbErr
-	})
-	if dbErr != nil {
-		return dbErr
+	if have.read {
+		for _, s := range have.segments {
+			if err := ins.insert(ctx, search.SegmentEntry(wf, s)); err != nil {
+				return err
+			}
+		}
+	} else {
+		var dbErr error
+		err = docread.Segments(ctx, ix.Blobs, ref, ix.stageOrder(ctx, wf), func(s docread.Segment) error {
+			dbErr = ins.insert(ctx, search.SegmentEntry(wf, s))
+			return dbErr
+		})
+		if dbErr != nil {
+			return dbErr
+		}
+		if err != nil {
+			return blobError{err}
+		}
 	}
-	if err != nil {
-		return blobError{err}
-	}
-	// The step item says which outputs the workflow reused from another
-	// (the stage cache): those are read where they are.
-	var prog pipeline.StepProgress
-	if err := sqlitetable.GetDataIn(ctx, db, pipeline.StepKey(wf.ID), &prog); err != nil && !errors.Is(err, table.ErrNotFound) {
-		return err
-	}
-	outputs, err := docread.DocumentOutputs(ctx, ix.Blobs, ref, prog)
-	if err != nil {
-		return blobError{err}
+	outputs := have.outputs
+	if !have.outputsRead {
+		if outputs, err = ix.readOutputs(ctx, db, wf, have.steps); err != nil {
+			return err
+		}
 	}
 	if len(outputs) == 0 {
 		return nil
 	}
 	return ins.insert(ctx, search.DocumentEntry(wf, outputs))
+}
+
+// readOutputs reads wf's document outputs. The step item (steps, or as
+// stored) says which outputs the workflow reused from another (the stage
+// cache): those are read where they are.
+func (ix *Indexer) readOutputs(ctx context.Context, db execer, wf pipeline.Workflow, steps table.Item) (map[string]json.RawMessage, error) {
+	var prog pipeline.StepProgress
+	if steps != nil {
+		if err := table.DecodeData(steps, &prog); err != nil {
+			return nil, err
+		}
+	} else if err := sqlitetable.GetDataIn(ctx, db, pipeline.StepKey(wf.ID), &prog); err != nil && !errors.Is(err, table.ErrNotFound) {
+		return nil, err
+	}
+	outputs, err := docread.DocumentOutputs(ctx, ix.Blobs, workflowRef(wf), prog)
+	if err != nil {
+		return nil, blobError{err}
+	}
+	return outputs, nil
 }
 
 func deleteWorkflow(ctx context.Context, db execer, documentID, workflowID string) error {

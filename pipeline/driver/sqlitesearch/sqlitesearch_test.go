@@ -27,6 +27,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, blobs func(blob.Store) blob.Store) *fixture {
 	t.Helper()
+	return newHookedFixture(t, blobs, nil)
+}
+
+// newHookedFixture is newFixture whose table runs hook(the indexer) as
+// its write hook; a nil hook runs the indexer itself.
+func newHookedFixture(t *testing.T, blobs func(blob.Store) blob.Store, hook func(*sqlitesearch.Indexer) sqlitetable.WriteHook) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	store, err := dirblob.New(filepath.Join(dir, "blobs"))
 	if err != nil {
@@ -38,7 +45,11 @@ func newFixture(t *testing.T, blobs func(blob.Store) blob.Store) *fixture {
 	}
 	ix := &sqlitesearch.Indexer{Blobs: f.blobs}
 	path := filepath.Join(dir, "state.db")
-	if f.tb, err = sqlitetable.Open(path, sqlitetable.WithWriteHook(ix)); err != nil {
+	var h sqlitetable.WriteHook = ix
+	if hook != nil {
+		h = hook(ix)
+	}
+	if f.tb, err = sqlitetable.Open(path, sqlitetable.WithWriteHook(h)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.tb.Close() })

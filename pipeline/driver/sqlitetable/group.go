@@ -16,6 +16,7 @@ type pending struct {
 	ctx     context.Context
 	actions []table.TxAction
 	puts    []prepared // the puts among actions, ready to write
+	ahead   any        // what the write hook read before the batch
 
 	// Set by the batch before done is closed.
 	after []table.Item

@@ -13,11 +13,17 @@ import (
 // table transaction, after its writes, so what it writes through tx
 // commits or rolls back with them. An error fails the table transaction.
 // It runs on the one writer, which every other write waits for: it should
-// be quick.
+// be quick, and read what it can beforehand, in ReadAhead.
 type WriteHook interface {
 	// Schema is run when the table opens, after the table's own.
 	Schema() string
-	AfterWrite(ctx context.Context, tx *sql.Tx, changes []Change) error
+	// ReadAhead runs on the caller's goroutine before the transaction
+	// joins the writer's batch, with the items it is going to write as
+	// far as they are known then (Before is nil; an update's After only
+	// when the writer's cache holds its item). What it returns is
+	// AfterWrite's ahead: reads that need not wait in the writer.
+	ReadAhead(ctx context.Context, writes []Change) (ahead any)
+	AfterWrite(ctx context.Context, tx *sql.Tx, changes []Change, ahead any) error
 }
 
 // Change is one item a transaction wrote: Before is nil for a new item,
@@ -40,6 +46,29 @@ func changes(steps []step) []Change {
 		}
 	}
 	return out
+}
+
+// readAhead gives the hook the writes of actions known before the batch
+// (prepared puts and speculated updates) and returns what it read.
+func readAhead(ctx context.Context, h WriteHook, actions []table.TxAction, puts []prepared) any {
+	if h == nil || puts == nil {
+		return nil
+	}
+	var writes []Change
+	for i, p := range puts {
+		if p.after == nil {
+			continue
+		}
+		k, err := actionKey(actions[i])
+		if err != nil {
+			continue
+		}
+		writes = append(writes, Change{Key: k, After: p.after})
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	return h.ReadAhead(ctx, writes)
 }
 
 // openHook creates the hook's tables.

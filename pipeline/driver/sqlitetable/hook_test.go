@@ -22,7 +22,9 @@ func (*countingHook) Schema() string {
 	return `CREATE TABLE IF NOT EXISTS writes (pk TEXT PRIMARY KEY, n INTEGER NOT NULL)`
 }
 
-func (h *countingHook) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sqlitetable.Change) error {
+func (*countingHook) ReadAhead(context.Context, []sqlitetable.Change) any { return nil }
+
+func (h *countingHook) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sqlitetable.Change, _ any) error {
 	if h.fail {
 		return errors.New("hook refuses")
 	}

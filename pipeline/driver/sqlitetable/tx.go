@@ -132,7 +132,7 @@ func (t *Table) transact(ctx context.Context, actions []table.TxAction, results 
 	if err != nil {
 		return err
 	}
-	p := &pending{ctx: ctx, actions: actions, puts: puts, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	p := &pending{ctx: ctx, actions: actions, puts: puts, ahead: readAhead(ctx, t.hook, actions, puts), done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	t.commits.submit(p, t.commitBatch)
 	if p.err != nil {
 		return p.err
@@ -207,7 +207,7 @@ func (t *Table) commitBatch(batch []*pending) {
 			}
 		}
 		if err == nil && t.hook != nil {
-			err = t.hook.AfterWrite(ctx, tx, changes(steps))
+			err = t.hook.AfterWrite(ctx, tx, changes(steps), p.ahead)
 		}
 		if err != nil {
 			tx.Rollback()

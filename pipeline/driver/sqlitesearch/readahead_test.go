@@ -1,0 +1,134 @@
+package sqlitesearch_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitesearch"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/table"
+)
+
+// aheadSpy is the indexer as a write hook that notes what its read
+// ahead returned and, once it has read, fails every segment text read
+// (textsGone): an index written from those reads can only come from
+// what was read ahead.
+type aheadSpy struct {
+	*sqlitesearch.Indexer
+	aheads    atomic.Int32 // read aheads that returned something
+	textsGone *atomic.Bool
+}
+
+func (s *aheadSpy) ReadAhead(ctx context.Context, writes []sqlitetable.Change) any {
+	ahead := s.Indexer.ReadAhead(ctx, writes)
+	if ahead != nil {
+		s.aheads.Add(1)
+		s.textsGone.Store(true)
+	}
+	return ahead
+}
+
+// goneTexts fails reads of keys with one of these suffixes once gone is
+// set.
+type goneTexts struct {
+	blob.Store
+	gone     *atomic.Bool
+	suffixes []string
+}
+
+func (s goneTexts) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if s.gone.Load() && slices.ContainsFunc(s.suffixes, func(x string) bool { return strings.HasSuffix(key, x) }) {
+		return nil, errors.New("read after the read ahead")
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func TestACompletionIsIndexedFromWhatWasReadBeforeTheWriter(t *testing.T) {
+	t.Parallel()
+	gone := new(atomic.Bool)
+	var spy *aheadSpy
+	f := newHookedFixture(t,
+		func(s blob.Store) blob.Store { return goneTexts{s, gone, []string{"text.txt"}} },
+		func(ix *sqlitesearch.Indexer) sqlitetable.WriteHook {
+			spy = &aheadSpy{Indexer: ix, textsGone: gone}
+			return spy
+		})
+	f.complete("D1", "W1", "alpha beta", "gamma")
+	if n := spy.aheads.Load(); n != 1 {
+		t.Fatalf("%d read aheads returned something, want the completion's", n)
+	}
+	if hits := f.search("gamma"); len(hits) != 1 || hits[0].WorkflowID != "W1" || hits[0].Segment != 2 {
+		t.Fatalf("gamma: %+v", hits)
+	}
+	if un, err := f.idx.Unindexed(t.Context()); err != nil || len(un) != 0 {
+		t.Errorf("unindexed: %v, %v", un, err)
+	}
+}
+
+func TestTheSummaryIsReadAheadWhenTheCompletionWritesTheStepItem(t *testing.T) {
+	t.Parallel()
+	gone := new(atomic.Bool)
+	var spy *aheadSpy
+	f := newHookedFixture(t,
+		func(s blob.Store) blob.Store { return goneTexts{s, gone, []string{"text.txt", "summary.json"}} },
+		func(ix *sqlitesearch.Indexer) sqlitetable.WriteHook {
+			spy = &aheadSpy{Indexer: ix, textsGone: gone}
+			return spy
+		})
+	ctx := t.Context()
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "D1", WorkflowID: "W1"}
+	for key, body := range map[string]string{
+		pipeline.SegmentTextBlobKey(ref, 1): "alpha",
+		pipeline.UnitsBlobKey(ref):          `[{"index":1,"kind":"page"}]`,
+		pipeline.SummaryBlobKey(ref):        `{"summary":[{"text":"zebra crossing"}]}`,
+	} {
+		if err := blob.PutBytes(ctx, f.blobs, key, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key, steps := pipeline.WorkflowKey("D1", "W1"), pipeline.StepKey("W1")
+	data := map[string]any{"id": "W1", "project_id": "p", "document_id": "D1", "file_name": "D1.pdf", "pipeline": "docpipe", "pipeline_version": 1.0, "status": "in_progress"}
+	if err := f.tb.Put(ctx, table.Item{table.AttrPK: key.PK, table.AttrSK: key.SK, table.AttrData: data}, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := f.tb.Transact(ctx, []table.TxAction{
+		table.TxUpdate{Key: key, Updates: []table.Update{table.Set{Path: "data.status", Value: "completed"}}},
+		table.TxPut{Item: table.Item{table.AttrPK: steps.PK, table.AttrSK: steps.SK, table.AttrData: map[string]any{}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := spy.aheads.Load(); n != 1 {
+		t.Fatalf("%d read aheads returned something", n)
+	}
+	if hits := f.search("zebra"); len(hits) != 1 || hits[0].Kind != "document" {
+		t.Fatalf("zebra: %+v", hits)
+	}
+}
+
+func TestADocumentOverTheReadAheadBudgetIsReadInTheWriter(t *testing.T) {
+	t.Parallel()
+	gone := new(atomic.Bool) // never set: the texts stay readable
+	var spy *aheadSpy
+	f := newHookedFixture(t,
+		func(s blob.Store) blob.Store { return goneTexts{s, gone, []string{"text.txt"}} },
+		func(ix *sqlitesearch.Indexer) sqlitetable.WriteHook {
+			spy = &aheadSpy{Indexer: ix, textsGone: new(atomic.Bool)}
+			return spy
+		})
+	big := strings.Repeat("word ", 130_000) // 650 KB a segment
+	f.complete("D1", "W1", big, big+"needle")
+	if n := spy.aheads.Load(); n != 0 {
+		t.Fatalf("%d read aheads held a 1.3 MB document", n)
+	}
+	if hits := f.search("needle"); len(hits) != 1 || hits[0].Segment != 2 {
+		t.Fatalf("needle: %+v", hits)
+	}
+}
