@@ -74,8 +74,12 @@ func StatusIndexPK(shard int) string { return fmt.Sprintf("STEP#ANALYSIS_STATUS#
 // StatusIndexSK is the GSI1 sort key: status, then update time (RFC 3339
 // with fixed-width fraction, so lexical order is time order), then workflow.
 func StatusIndexSK(status WorkflowStatus, updated string, workflowID string) string {
-	return string(status) + "#" + updated + "#" + workflowID
+	return StatusIndexSKPrefix(status) + updated + "#" + workflowID
 }
+
+// StatusIndexSKPrefix is the start of every GSI1 sort key of workflows in
+// status.
+func StatusIndexSKPrefix(status WorkflowStatus) string { return string(status) + "#" }
 
 // ContentIndexPK is the GSI2 partition key grouping documents by content.
 func ContentIndexPK(sha256hex string) string { return PrefixFile + sha256hex }
@@ -96,8 +100,15 @@ func PipelineVersionSK(version int) string { return fmt.Sprintf("VERSION#%06d", 
 // PipelineStageKey is the stage at position i (0-based, definition order)
 // of a version.
 func PipelineStageKey(name string, version, i int) table.Key {
-	return table.Key{PK: PrefixPipeline + name, SK: fmt.Sprintf("%s#STAGE#%03d", PipelineVersionSK(version), i)}
+	return table.Key{PK: PrefixPipeline + name, SK: fmt.Sprintf("%s%s%03d", PipelineVersionSK(version), stageInfix, i)}
 }
+
+// stageInfix sets a stage's sort key apart from its version's.
+const stageInfix = "#STAGE#"
+
+// IsPipelineStageSK reports whether sk, under a pipeline's partition, is
+// a stage's (PipelineStageKey) rather than a version's.
+func IsPipelineStageSK(sk string) bool { return strings.Contains(sk, stageInfix) }
 
 // PipelineCurrentKey points at a pipeline's current version.
 func PipelineCurrentKey(name string) table.Key {
@@ -162,6 +173,10 @@ const (
 func ReviewOpenIndexPK(shard int) string    { return fmt.Sprintf("REVIEW#OPEN#%d", shard) }
 func ReviewDecidedIndexPK(shard int) string { return fmt.Sprintf("REVIEW#DECIDED#%d", shard) }
 func ReviewOwnerIndexPK(name string) string { return PrefixOwner + name }
+
+// ReviewIndexSK is a review's sort key on the review indexes: when it is
+// due (open) or was decided, then its workflow.
+func ReviewIndexSK(at, workflowID string) string { return at + "#" + workflowID }
 
 // Per-project sinks: PK "SINKS", SK "PROJ#<p>" (rather than under the
 // project's own partition) so that one Query lists every project that has

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/docpipe/docpipe/pipeline/table"
@@ -293,7 +292,7 @@ func (r *Repository) PipelineHistory(ctx context.Context, name string) ([]Pipeli
 	}
 	var out []PipelineVersion
 	for _, it := range items {
-		if strings.Contains(it.Key().SK, "#STAGE#") {
+		if IsPipelineStageSK(it.Key().SK) {
 			continue
 		}
 		var v versionData

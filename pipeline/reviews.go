@@ -203,15 +203,15 @@ func reviewIndex(v Review) []string {
 	case v.Applied:
 		return nil
 	case v.State.Decided():
-		return []string{table.AttrGSI1PK, ReviewDecidedIndexPK(shard), table.AttrGSI1SK, v.DecidedAt + "#" + v.WorkflowID}
+		return []string{table.AttrGSI1PK, ReviewDecidedIndexPK(shard), table.AttrGSI1SK, ReviewIndexSK(v.DecidedAt, v.WorkflowID)}
 	}
-	out := []string{table.AttrGSI1PK, ReviewOpenIndexPK(shard), table.AttrGSI1SK, v.DueAt + "#" + v.WorkflowID}
+	out := []string{table.AttrGSI1PK, ReviewOpenIndexPK(shard), table.AttrGSI1SK, ReviewIndexSK(v.DueAt, v.WorkflowID)}
 	owner := v.Owner
 	if owner == "" && len(v.Assign) == 1 {
 		owner = v.Assign[0]
 	}
 	if owner != "" {
-		out = append(out, table.AttrGSI2PK, ReviewOwnerIndexPK(owner), table.AttrGSI2SK, v.DueAt+"#"+v.WorkflowID)
+		out = append(out, table.AttrGSI2PK, ReviewOwnerIndexPK(owner), table.AttrGSI2SK, ReviewIndexSK(v.DueAt, v.WorkflowID))
 	}
 	return out
 }

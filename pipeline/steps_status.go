@@ -538,7 +538,7 @@ func (r *Repository) ListTransitions(ctx context.Context, workflowID string) ([]
 // not in the index, so asking for completed returns nothing.
 func (r *Repository) ListByStatus(ctx context.Context, status WorkflowStatus, limit int) ([]StepProgress, error) {
 	items, err := queryShards(ctx, r.t, limit, true, func(shard int) table.Query {
-		return table.Query{Index: table.IndexGSI1, PK: StatusIndexPK(shard), SKPrefix: string(status) + "#", Reverse: true, Limit: limit}
+		return table.Query{Index: table.IndexGSI1, PK: StatusIndexPK(shard), SKPrefix: StatusIndexSKPrefix(status), Reverse: true, Limit: limit}
 	})
 	if err != nil {
 		return nil, err
