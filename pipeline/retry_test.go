@@ -216,3 +216,41 @@ func TestApplyPipelineSurvivesALostAnswer(t *testing.T) {
 		t.Fatalf("the same definition again = %d, %v, %v; want 1, false", v, created, err)
 	}
 }
+
+// A segment's finish whose answer was lost, and whose resend fails its
+// guard against that very write, has been applied: alone and in a batch,
+// and counted once. A finish another call made is still not this one's.
+func TestSegmentFinishesSurviveALostAnswer(t *testing.T) {
+	t.Parallel()
+	tb := openSQLite(t)
+	lost := &answerLost{Table: tb}
+	r := NewRepository(lost)
+	ctx := t.Context()
+	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
+	if err := r.CreateWorkflow(ctx, doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "parse"}}); err != nil {
+		t.Fatal(err)
+	}
+	segs := make([]Segment, 4)
+	for i := range segs {
+		segs[i] = Segment{WorkflowID: "w", Index: i + 1, Status: SegmentPending, Source: "text"}
+	}
+	if err := r.PutSegments(ctx, segs); err != nil {
+		t.Fatal(err)
+	}
+	lost.armed = true
+	if applied, err := r.FinishSegment(ctx, "w", 1, SegmentDone, SegmentResult{Language: "en"}); err != nil || !applied {
+		t.Fatalf("a finish whose answer was lost: applied=%v, %v; want applied", applied, err)
+	}
+	if applied, err := r.FinishSegment(ctx, "w", 1, SegmentDone, SegmentResult{Language: "en"}); err != nil || applied {
+		t.Fatalf("the same finish again: applied=%v, %v; want not applied", applied, err)
+	}
+	lost.armed = true
+	fins := []SegmentFinish{{Index: 2, To: SegmentDone}, {Index: 3, To: SegmentFailed, Result: SegmentResult{Error: "bad"}}}
+	if n, err := r.FinishSegments(ctx, "w", fins); err != nil || n != 2 {
+		t.Fatalf("a batch whose answer was lost: %d applied, %v; want 2", n, err)
+	}
+	p, err := r.GetProgress(ctx, "w")
+	if err != nil || p.SegmentsDone != 2 || p.SegmentsFailed != 1 {
+		t.Fatalf("progress = done %d failed %d, %v; want 2 and 1", p.SegmentsDone, p.SegmentsFailed, err)
+	}
+}

@@ -179,15 +179,19 @@ func (r *Repository) FinishSegment(ctx context.Context, workflowID string, index
 		return false, err
 	}
 	applied := false
+	finish := NewID()
 	what := func() string { return fmt.Sprintf("segment %d of %s", index, workflowID) }
 	err = r.retry(ctx, what, func() error {
-		err := r.t.Transact(ctx, r.finishActions(workflowID, index, cur, to, patch))
+		err := r.t.Transact(ctx, r.finishActions(workflowID, index, cur, to, patch, finish))
 		if err == nil {
 			applied = true
 			return nil
 		}
 		if !lostRace(err) {
 			return fmt.Errorf("pipeline: finish segment %d of %s: %w", index, workflowID, err)
+		}
+		if applied, err = r.finishedBy(ctx, workflowID, index, finish); applied || err != nil {
+			return err
 		}
 		st, err := r.segmentFrom(ctx, workflowID, index, to)
 		if err != nil || st == "" {
@@ -197,6 +201,26 @@ func (r *Repository) FinishSegment(ctx context.Context, workflowID string, index
 		return errLostRace
 	})
 	return applied, err
+}
+
+// attrSegmentFinish, on a segment item, names the finish that last moved
+// it (a fresh id for each FinishSegment call, one for each chunk of
+// FinishSegments), so that a finisher whose answer was lost, and whose
+// resent request then failed its own guard, can tell its committed write
+// from a racer's.
+const attrSegmentFinish = "finish"
+
+// finishedBy reports whether the segment's last finish is finish.
+func (r *Repository) finishedBy(ctx context.Context, workflowID string, index int, finish string) (bool, error) {
+	it, err := r.t.Get(ctx, SegmentKey(workflowID, index))
+	if errors.Is(err, table.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("pipeline: read segment %d of %s: %w", index, workflowID, err)
+	}
+	last, _ := it.Data()[attrSegmentFinish].(string)
+	return last == finish, nil
 }
 
 // segmentFrom reads the status a segment finishes from, "" when it is
@@ -213,10 +237,12 @@ func (r *Repository) segmentFrom(ctx context.Context, workflowID string, index i
 }
 
 // finishActions moves a segment from from to to, guarded by from, and
-// moves its count between the step item's counters.
-func (r *Repository) finishActions(workflowID string, index int, from, to SegmentStatus, patch SegmentResult) []table.TxAction {
+// moves its count between the step item's counters; finish names the
+// move (attrSegmentFinish).
+func (r *Repository) finishActions(workflowID string, index int, from, to SegmentStatus, patch SegmentResult, finish string) []table.TxAction {
 	segUpdates := []table.Update{
 		table.Set{Path: pathStatus, Value: string(to)},
+		table.Set{Path: "data." + attrSegmentFinish, Value: finish},
 		table.Set{Path: pathUpdatedAt, Value: FormatTime(r.now())},
 		setOrRemove(pathError, patch.Error),
 		setOrRemove("data.stage", patch.Stage),
@@ -397,6 +423,7 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 	var actions []table.TxAction
 	deltas := map[string]float64{}
 	var todo []SegmentFinish
+	finish := NewID()
 	for _, f := range chunk {
 		from, ok := status[f.Index]
 		if !ok {
@@ -405,7 +432,7 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 		if !segmentMayFinish(from, f.To) {
 			continue // already recorded (a retry), or outranked (segmentRank)
 		}
-		acts := r.finishActions(workflowID, f.Index, from, f.To, f.Result)
+		acts := r.finishActions(workflowID, f.Index, from, f.To, f.Result, finish)
 		actions = append(actions, acts[0])
 		for _, u := range acts[1].(table.TxUpdate).Updates {
 			add := u.(table.Add)
@@ -431,6 +458,14 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 	}
 	if !lostRace(err) {
 		return 0, fmt.Errorf("pipeline: finish segments of %s: %w", workflowID, err)
+	}
+	// The chunk is one transaction: its first segment says whether an
+	// attempt whose answer was lost committed all of it.
+	if mine, err := r.finishedBy(ctx, workflowID, todo[0].Index, finish); mine || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return len(todo), nil
 	}
 	// Someone else touched these segments: settle them one by one, each
 	// with its own read and guard.
