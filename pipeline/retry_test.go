@@ -142,6 +142,19 @@ func TestWritesBackOffOnConflicts(t *testing.T) {
 	}
 }
 
+// repoLosingAnswers is a repository on SQLite behind answerLost, holding
+// workflow w of document d (project p) with one stage, parse.
+func repoLosingAnswers(t *testing.T) (*Repository, *answerLost) {
+	t.Helper()
+	lost := &answerLost{Table: openSQLite(t)}
+	r := NewRepository(lost)
+	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
+	if err := r.CreateWorkflow(t.Context(), doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "parse"}}); err != nil {
+		t.Fatal(err)
+	}
+	return r, lost
+}
+
 // answerLost applies the next transaction and then sends it again, as the
 // SDK does when a response is lost: the table answers the resent one.
 type answerLost struct {
@@ -165,15 +178,9 @@ func (a *answerLost) Transact(ctx context.Context, actions []table.TxAction) err
 // write, has succeeded: the caller must not read it as a lost race.
 func TestOutcomeWithStepsSurvivesALostAnswer(t *testing.T) {
 	t.Parallel()
-	tb := openSQLite(t)
-	lost := &answerLost{Table: tb}
-	r := NewRepository(lost)
+	r, lost := repoLosingAnswers(t)
 	ctx := t.Context()
-	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
 	ref := WorkflowRef{ProjectID: "p", DocumentID: "d", WorkflowID: "w"}
-	if err := r.CreateWorkflow(ctx, doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "parse"}}); err != nil {
-		t.Fatal(err)
-	}
 	lost.armed = true
 	if applied, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, ""); err != nil || !applied {
 		t.Fatalf("start whose answer was lost: applied=%v, %v; want applied", applied, err)
@@ -222,14 +229,8 @@ func TestApplyPipelineSurvivesALostAnswer(t *testing.T) {
 // and counted once. A finish another call made is still not this one's.
 func TestSegmentFinishesSurviveALostAnswer(t *testing.T) {
 	t.Parallel()
-	tb := openSQLite(t)
-	lost := &answerLost{Table: tb}
-	r := NewRepository(lost)
+	r, lost := repoLosingAnswers(t)
 	ctx := t.Context()
-	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
-	if err := r.CreateWorkflow(ctx, doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "parse"}}); err != nil {
-		t.Fatal(err)
-	}
 	segs := make([]Segment, 4)
 	for i := range segs {
 		segs[i] = Segment{WorkflowID: "w", Index: i + 1, Status: SegmentPending, Source: "text"}
