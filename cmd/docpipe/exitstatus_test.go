@@ -61,8 +61,8 @@ stages:
 func TestRunSaysWhyEverySegmentFailed(t *testing.T) {
 	t.Parallel()
 	home, dir := t.TempDir(), t.TempDir()
-	file := filepath.Join(dir, "pipeline.yaml")
-	if err := os.WriteFile(file, []byte(`name: fail-all
+	file, doc := filepath.Join(dir, "pipeline.yaml"), filepath.Join(dir, "two.md")
+	writeFile(t, file, `name: fail-all
 stages:
   - name: fine
     scope: segment
@@ -72,13 +72,8 @@ stages:
     scope: segment
     needs: [segment_builder]
     run: {command: [sh, -c, "cat >/dev/null; echo nope >&2; exit 4"]}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	doc := filepath.Join(dir, "two.md")
-	if err := os.WriteFile(doc, []byte("# One\n\nFirst part.\n\n# Two\n\nSecond part.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
+	writeFile(t, doc, "# One\n\nFirst part.\n\n# Two\n\nSecond part.\n")
 	stdout, _, code := cliAll("run", doc, "--pipeline", file, "--home", home, "--progress", "none")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
