@@ -70,6 +70,14 @@ func TestACompletionIsIndexedFromWhatWasReadBeforeTheWriter(t *testing.T) {
 	if un, err := f.idx.Unindexed(t.Context()); err != nil || len(un) != 0 {
 		t.Errorf("unindexed: %v, %v", un, err)
 	}
+	// Another write to the completed workflow reads nothing ahead.
+	gone.Store(false)
+	if _, err := f.tb.Update(t.Context(), pipeline.WorkflowKey("D1", "W1"), []table.Update{table.Set{Path: "data.superseded_by", Value: "W2"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := spy.aheads.Load(); n != 1 {
+		t.Errorf("%d read aheads after a write to a completed workflow, want still 1", n)
+	}
 }
 
 func TestTheSummaryIsReadAheadWhenTheCompletionWritesTheStepItem(t *testing.T) {

@@ -138,7 +138,9 @@ const aheadTextBudget = 1 << 20
 
 // ReadAhead reads the segments of each workflow the writes complete,
 // before the transaction waits for the writer: reading a small document's
-// blobs was a third of its indexing. The blobs are final by then (every
+// blobs was a third of its indexing. A write to a workflow the writer's
+// cache already holds as completed (linking it to a backfill's) reads
+// nothing. The blobs are final by then (every
 // stage has finished); a read that fails is left to AfterWrite, which
 // records the failure.
 func (ix *Indexer) ReadAhead(ctx context.Context, writes []sqlitetable.Change) any {

@@ -19,9 +19,10 @@ type WriteHook interface {
 	Schema() string
 	// ReadAhead runs on the caller's goroutine before the transaction
 	// joins the writer's batch, with the items it is going to write as
-	// far as they are known then (Before is nil; an update's After only
-	// when the writer's cache holds its item). What it returns is
-	// AfterWrite's ahead: reads that need not wait in the writer.
+	// far as they are known then: an update's only when the writer's
+	// cache holds its item, Before being that cached item; a put's with
+	// Before nil (not known). What it returns is AfterWrite's ahead:
+	// reads that need not wait in the writer.
 	ReadAhead(ctx context.Context, writes []Change) (ahead any)
 	AfterWrite(ctx context.Context, tx *sql.Tx, changes []Change, ahead any) error
 }
@@ -63,7 +64,7 @@ func readAhead(ctx context.Context, h WriteHook, actions []table.TxAction, puts 
 		if err != nil {
 			continue
 		}
-		writes = append(writes, Change{Key: k, After: p.after})
+		writes = append(writes, Change{Key: k, Before: p.before, After: p.after})
 	}
 	if len(writes) == 0 {
 		return nil

@@ -39,10 +39,11 @@ type step struct {
 // when base is still the item's current version, and computes it again
 // otherwise.
 type prepared struct {
-	after table.Item
-	raw   string
-	base  *cacheEntry // an update computed on this version of the item
-	holds bool        // and its condition held on it
+	after  table.Item
+	raw    string
+	base   *cacheEntry // an update computed on this version of the item
+	before table.Item  // base's item as it was read then
+	holds  bool        // and its condition held on it
 }
 
 // prepare readies the actions; those with nothing to prepare get a zero
@@ -107,7 +108,7 @@ func (t *Table) speculate(u table.TxUpdate, now float64) (p prepared, ok bool) {
 	if err != nil {
 		return p, false
 	}
-	return prepared{after: after, raw: string(raw), base: e, holds: true}, true
+	return prepared{after: after, raw: string(raw), base: e, before: cur, holds: true}, true
 }
 
 func (t *Table) transact(ctx context.Context, actions []table.TxAction, results func([]table.Item)) error {
