@@ -61,12 +61,26 @@ func TestHostileCorpus(t *testing.T) {
 			if backend != "go" && !strings.HasSuffix(f.Name, ".pdf") {
 				continue // only PDFs read differently with another backend
 			}
-			t.Run(f.Name+"/pdf="+backend, func(t *testing.T) {
+			name := f.Name + "/pdf=" + backend
+			t.Run(name, func(t *testing.T) {
+				if why, ok := hostileLongOnly[name]; ok && testing.Short() {
+					t.Skipf("%s; make test-long runs it", why)
+				}
 				t.Parallel() // each run is a process of its own, measured alone
 				runHostile(t, bin, path, backend)
 			})
 		}
 	}
+}
+
+// hostileLongOnly are the runs that cost seconds of CPU whatever the
+// scale, or only under the race detector, and why: under -short they
+// would be half the corpus's time, and make test-long runs each.
+var hostileLongOnly = map[string]string{
+	"pdf-form-fanout.pdf/pdf=poppler": "pdftotext draws the forms until docpipe's 10 s limit stops it",
+	"pdf-objstm-bomb.pdf/pdf=poppler": "pdftotext inflates every object stream, seconds of CPU",
+	"md-deep-nesting.md/pdf=go":       "the Markdown parser takes seconds on it under -race (a tenth of that without)",
+	"md-references.md/pdf=go":         "the Markdown parser takes seconds on it under -race (a tenth of that without)",
 }
 
 func runHostile(t *testing.T, bin, path, backend string) {

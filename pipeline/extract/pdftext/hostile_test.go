@@ -66,12 +66,16 @@ func TestPureGoContentLimits(t *testing.T) {
 // Instructions that hold no text keep memory small however many there
 // are: operands without an operator, arrays opened and never closed.
 func TestPureGoContentGarbage(t *testing.T) {
+	size := int64(8 << 20)
+	if testing.Short() {
+		size = 4 << 20 // the library would still take more than the allowance
+	}
 	for _, tc := range []struct {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"operands", func(w io.Writer) error { return hostile.OperandBomb(w, 8<<20) }},
-		{"nesting", func(w io.Writer) error { return hostile.NestingBomb(w, 8<<20) }},
+		{"operands", func(w io.Writer) error { return hostile.OperandBomb(w, size) }},
+		{"nesting", func(w io.Writer) error { return hostile.NestingBomb(w, size) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeHostile(t, tc.name+".pdf", tc.write)
@@ -84,9 +88,10 @@ func TestPureGoContentGarbage(t *testing.T) {
 				t.Fatalf("got %v, %v; want one empty page", units, err)
 			}
 			// The library's interpreter held them all: 8 MB of operands
-			// took 788 MB, of brackets 160 MB.
+			// took 788 MB, of brackets 160 MB. Ours allocates about
+			// 20 MB, whatever the size.
 			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
-				t.Errorf("allocated %d MB for 8 MB of instructions", grew>>20)
+				t.Errorf("allocated %d MB for %d MB of instructions", grew>>20, size>>20)
 			}
 		})
 	}
