@@ -73,11 +73,10 @@ func benchIndex(b *testing.B) *Index {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ins, err := prepareInsert(ctx, tx)
+	ins, err := prepareInsert(ctx, &sqlitetable.HookTx{Tx: tx})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ins.close()
 	var sb strings.Builder
 	for i := range benchSegments {
 		sb.Reset()
@@ -152,7 +151,14 @@ func BenchmarkIndexWorkflow(b *testing.B) {
 		// A completion indexes a new document: the rows of the last
 		// round are removed outside the timer.
 		b.StopTimer()
-		if err := deleteDocument(ctx, x.db, "D"); err != nil {
+		del, err := x.db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := deleteDocument(ctx, &sqlitetable.HookTx{Tx: del}, "D"); err != nil {
+			b.Fatal(err)
+		}
+		if err := del.Commit(); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -161,7 +167,7 @@ func BenchmarkIndexWorkflow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := ix.indexOrRecord(ctx, tx, wf, known{}); err != nil {
+		if err := ix.indexOrRecord(ctx, &sqlitetable.HookTx{Tx: tx}, wf, known{}); err != nil {
 			b.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil {

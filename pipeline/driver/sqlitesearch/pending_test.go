@@ -36,7 +36,7 @@ func TestIndexingHoldsPendingTermsInMemoryUpToItsBound(t *testing.T) {
 		}
 		// A workflow with nothing to index: the setting is made all the
 		// same, once.
-		if err := ix.indexOrRecord(ctx, tx, pipeline.Workflow{ID: "W", ProjectID: "p", DocumentID: "D"}, known{}); err != nil {
+		if err := ix.indexOrRecord(ctx, &sqlitetable.HookTx{Tx: tx}, pipeline.Workflow{ID: "W", ProjectID: "p", DocumentID: "D"}, known{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil {

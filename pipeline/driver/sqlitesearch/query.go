@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/search"
 )
 
@@ -324,7 +325,7 @@ func (x *Index) reindexOne(ctx context.Context, wf pipeline.Workflow) (bool, err
 	if n > 0 {
 		return false, nil
 	}
-	if err := x.indexer.indexOrRecord(ctx, tx, wf, known{}); err != nil {
+	if err := x.indexer.indexOrRecord(ctx, &sqlitetable.HookTx{Tx: tx}, wf, known{}); err != nil {
 		return false, err
 	}
 	return true, tx.Commit()

@@ -86,10 +86,33 @@ var _ sqlitetable.WriteHook = (*Indexer)(nil)
 // Schema creates the index tables.
 func (*Indexer) Schema() string { return schema }
 
+// The statements indexing runs for every workflow it indexes.
+const (
+	savepoint             = `SAVEPOINT search_index`
+	rollbackToSavepoint   = `ROLLBACK TO search_index`
+	releaseSavepoint      = `RELEASE search_index`
+	clearUnindexed        = `DELETE FROM search_unindexed WHERE workflow = ?`
+	recordUnindexed       = `INSERT OR REPLACE INTO search_unindexed VALUES (?, ?)`
+	deleteWorkflowText    = `DELETE FROM search_text WHERE rowid IN (SELECT id FROM search_rows WHERE document = ? AND workflow = ?)`
+	deleteWorkflowRows    = `DELETE FROM search_rows WHERE document = ? AND workflow = ?`
+	deleteDocumentText    = `DELETE FROM search_text WHERE rowid IN (SELECT id FROM search_rows WHERE document = ?)`
+	deleteDocumentRows    = `DELETE FROM search_rows WHERE document = ?`
+	insertRow             = `INSERT INTO search_rows (project, pipeline, version, document, workflow, file_name, segment, kind, audio_start, audio_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertText            = `INSERT INTO search_text (rowid, body, keywords, entities, summary, outputs) VALUES (?, ?, ?, ?, ?, ?)`
+	setPendingTermsIfNeed = `INSERT INTO search_text (search_text, rank) SELECT 'hashsize', ?1 WHERE NOT EXISTS (SELECT 1 FROM search_text_config WHERE k = 'hashsize' AND v = ?1)`
+)
+
+// Statements are the ones indexing runs for every workflow, prepared
+// once by the table.
+func (*Indexer) Statements() []string {
+	return []string{savepoint, rollbackToSavepoint, releaseSavepoint, clearUnindexed,
+		deleteWorkflowText, deleteWorkflowRows, deleteDocumentText, deleteDocumentRows, insertRow, insertText}
+}
+
 // AfterWrite indexes every workflow the transaction marks completed,
 // and drops the rows of every workflow it deletes. ahead is what
 // ReadAhead read of them.
-func (ix *Indexer) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sqlitetable.Change, ahead any) error {
+func (ix *Indexer) AfterWrite(ctx context.Context, tx *sqlitetable.HookTx, changes []sqlitetable.Change, ahead any) error {
 	read, _ := ahead.(readAheads)
 	for _, c := range changes {
 		if doc, wf, ok := deletedWorkflow(c); ok {
@@ -266,11 +289,19 @@ func status(it table.Item) string {
 }
 
 // execer is what indexing writes through: the table's transaction, or a
-// connection of Reindex's.
+// transaction of Reindex's.
 type execer interface {
 	sqlitetable.RowQueryer
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+	Prepared(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// exec runs query through db's statement for it.
+func exec(ctx context.Context, db execer, query string, args ...any) (sql.Result, error) {
+	st, err := db.Prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
 }
 
 // indexOrRecord indexes wf inside a savepoint; when its blobs cannot be
@@ -286,23 +317,23 @@ func (ix *Indexer) indexOrRecord(ctx context.Context, db execer, wf pipeline.Wor
 		// the next process: only the index's segment size depends on it.
 		ix.pendingTermsSet.Store(true)
 	}
-	if _, err := db.ExecContext(ctx, `SAVEPOINT search_index`); err != nil {
+	if _, err := exec(ctx, db, savepoint); err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
 	err := ix.index(ctx, db, wf, have)
 	var readErr blobError
 	switch {
 	case err == nil:
-		_, err = db.ExecContext(ctx, `DELETE FROM search_unindexed WHERE workflow = ?`, wf.ID)
+		_, err = exec(ctx, db, clearUnindexed, wf.ID)
 	case errors.As(err, &readErr):
-		if _, err = db.ExecContext(ctx, `ROLLBACK TO search_index`); err == nil {
-			_, err = db.ExecContext(ctx, `INSERT OR REPLACE INTO search_unindexed VALUES (?, ?)`, wf.ID, readErr.Error())
+		if _, err = exec(ctx, db, rollbackToSavepoint); err == nil {
+			_, err = exec(ctx, db, recordUnindexed, wf.ID, readErr.Error())
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("search index %s: %w", wf.ID, err)
 	}
-	_, err = db.ExecContext(ctx, `RELEASE search_index`)
+	_, err = exec(ctx, db, releaseSavepoint)
 	return err
 }
 
@@ -322,8 +353,7 @@ const pendingTermsBytes = 16 << 20
 // here, within a write, since setting it on opening would take the
 // state's write lock for every command.
 func setPendingTerms(ctx context.Context, db execer) error {
-	_, err := db.ExecContext(ctx, `INSERT INTO search_text (search_text, rank) SELECT 'hashsize', ?1
-		WHERE NOT EXISTS (SELECT 1 FROM search_text_config WHERE k = 'hashsize' AND v = ?1)`, pendingTermsBytes)
+	_, err := exec(ctx, db, setPendingTermsIfNeed, pendingTermsBytes)
 	return err
 }
 
@@ -338,7 +368,6 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow, h
 	if err != nil {
 		return err
 	}
-	defer ins.close()
 	if have.read {
 		for _, s := range have.segments {
 			if err := ins.insert(ctx, search.SegmentEntry(wf, s)); err != nil {
@@ -390,43 +419,35 @@ func (ix *Indexer) readOutputs(ctx context.Context, db execer, wf pipeline.Workf
 }
 
 func deleteWorkflow(ctx context.Context, db execer, documentID, workflowID string) error {
-	const rows = `SELECT id FROM search_rows WHERE document = ? AND workflow = ?`
-	if _, err := db.ExecContext(ctx, `DELETE FROM search_text WHERE rowid IN (`+rows+`)`, documentID, workflowID); err != nil {
+	if _, err := exec(ctx, db, deleteWorkflowText, documentID, workflowID); err != nil {
 		return err
 	}
-	_, err := db.ExecContext(ctx, `DELETE FROM search_rows WHERE id IN (`+rows+`)`, documentID, workflowID)
+	_, err := exec(ctx, db, deleteWorkflowRows, documentID, workflowID)
 	return err
 }
 
 func deleteDocument(ctx context.Context, db execer, documentID string) error {
-	if _, err := db.ExecContext(ctx, `DELETE FROM search_text WHERE rowid IN (SELECT id FROM search_rows WHERE document = ?)`, documentID); err != nil {
+	if _, err := exec(ctx, db, deleteDocumentText, documentID); err != nil {
 		return err
 	}
-	_, err := db.ExecContext(ctx, `DELETE FROM search_rows WHERE document = ?`, documentID)
+	_, err := exec(ctx, db, deleteDocumentRows, documentID)
 	return err
 }
 
-// inserter adds rows with statements prepared once per workflow:
-// parsing them is a good part of a small row's cost.
+// inserter adds rows with db's statements; they close with its
+// transaction.
 type inserter struct{ row, text *sql.Stmt }
 
 func prepareInsert(ctx context.Context, db execer) (inserter, error) {
-	row, err := db.PrepareContext(ctx, `INSERT INTO search_rows (project, pipeline, version, document, workflow, file_name, segment, kind, audio_start, audio_end)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	row, err := db.Prepared(ctx, insertRow)
 	if err != nil {
 		return inserter{}, err
 	}
-	text, err := db.PrepareContext(ctx, `INSERT INTO search_text (rowid, body, keywords, entities, summary, outputs) VALUES (?, ?, ?, ?, ?, ?)`)
+	text, err := db.Prepared(ctx, insertText)
 	if err != nil {
-		row.Close()
 		return inserter{}, err
 	}
 	return inserter{row: row, text: text}, nil
-}
-
-func (in inserter) close() {
-	in.row.Close()
-	in.text.Close()
 }
 
 func (in inserter) insert(ctx context.Context, e search.Entry) error {

@@ -3,6 +3,7 @@ package sqlitetable
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/docpipe/docpipe/pipeline/table"
@@ -17,6 +18,10 @@ import (
 type WriteHook interface {
 	// Schema is run when the table opens, after the table's own.
 	Schema() string
+	// Statements are the queries AfterWrite runs, prepared once when the
+	// table opens (HookTx.Prepared): parsing them again for every write
+	// was a good part of what a small write cost the writer.
+	Statements() []string
 	// ReadAhead runs on the caller's goroutine before the transaction
 	// joins the writer's batch, with the items it is going to write as
 	// far as they are known then: an update's only when the writer's
@@ -24,7 +29,38 @@ type WriteHook interface {
 	// Before nil (not known). What it returns is AfterWrite's ahead:
 	// reads that need not wait in the writer.
 	ReadAhead(ctx context.Context, writes []Change) (ahead any)
-	AfterWrite(ctx context.Context, tx *sql.Tx, changes []Change, ahead any) error
+	AfterWrite(ctx context.Context, tx *HookTx, changes []Change, ahead any) error
+}
+
+// HookTx is the writer's transaction as AfterWrite is given it (or any
+// transaction on the table's file, its statements prepared as asked).
+type HookTx struct {
+	*sql.Tx
+	declared map[string]*sql.Stmt // prepared on the writer when the table opened
+	bound    map[string]*sql.Stmt // statements of Tx, by query
+}
+
+// Prepared is query as a statement of the transaction: one the hook
+// declared is bound from the table's, any other prepared once per
+// transaction. It closes with the transaction.
+func (h *HookTx) Prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := h.bound[query]; ok {
+		return st, nil
+	}
+	var st *sql.Stmt
+	if d, ok := h.declared[query]; ok {
+		st = h.Tx.StmtContext(ctx, d)
+	} else {
+		var err error
+		if st, err = h.Tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+	}
+	if h.bound == nil {
+		h.bound = map[string]*sql.Stmt{}
+	}
+	h.bound[query] = st
+	return st, nil
 }
 
 // Change is one item a transaction wrote: Before is nil for a new item,
@@ -72,13 +108,31 @@ func readAhead(ctx context.Context, h WriteHook, actions []table.TxAction, puts 
 	return h.ReadAhead(ctx, writes)
 }
 
-// openHook creates the hook's tables.
-func openHook(db *sql.DB, h WriteHook) error {
+// openHook creates the hook's tables and prepares its statements on db,
+// the writer.
+func openHook(db *sql.DB, h WriteHook) (map[string]*sql.Stmt, error) {
 	if h == nil {
-		return nil
+		return nil, nil
 	}
 	if _, err := db.Exec(h.Schema()); err != nil {
-		return fmt.Errorf("write hook schema: %w", interpretError(err))
+		return nil, fmt.Errorf("write hook schema: %w", interpretError(err))
 	}
-	return nil
+	stmts := map[string]*sql.Stmt{}
+	for _, q := range h.Statements() {
+		st, err := db.Prepare(q)
+		if err != nil {
+			closeAll(stmts)
+			return nil, fmt.Errorf("write hook statement %q: %w", q, interpretError(err))
+		}
+		stmts[q] = st
+	}
+	return stmts, nil
+}
+
+func closeAll(stmts map[string]*sql.Stmt) error {
+	var errs []error
+	for _, st := range stmts {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(errs...)
 }

@@ -22,9 +22,13 @@ func (*countingHook) Schema() string {
 	return `CREATE TABLE IF NOT EXISTS writes (pk TEXT PRIMARY KEY, n INTEGER NOT NULL)`
 }
 
+func (*countingHook) Statements() []string { return []string{countWrite} }
+
+const countWrite = `INSERT INTO writes VALUES (?, 1) ON CONFLICT(pk) DO UPDATE SET n = n + 1`
+
 func (*countingHook) ReadAhead(context.Context, []sqlitetable.Change) any { return nil }
 
-func (h *countingHook) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sqlitetable.Change, _ any) error {
+func (h *countingHook) AfterWrite(ctx context.Context, tx *sqlitetable.HookTx, changes []sqlitetable.Change, _ any) error {
 	if h.fail {
 		return errors.New("hook refuses")
 	}
@@ -34,7 +38,11 @@ func (h *countingHook) AfterWrite(ctx context.Context, tx *sql.Tx, changes []sql
 			before = c.Before["v"]
 		}
 		h.befores = append(h.befores, before)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO writes VALUES (?, 1) ON CONFLICT(pk) DO UPDATE SET n = n + 1`, c.Key.PK); err != nil {
+		st, err := tx.Prepared(ctx, countWrite)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, c.Key.PK); err != nil {
 			return err
 		}
 	}

@@ -61,10 +61,11 @@ type Table struct {
 	mu                           sync.Mutex
 	queries                      map[string]*sql.Stmt // on the reader, by SQL text
 
-	commits     committer     // concurrent transactions share a commit
-	checkpoints *checkpointer // nil for ":memory:"
-	cache       itemCache     // items the writer updated, decoded; used under commits
-	hook        WriteHook     // nil: none
+	commits     committer            // concurrent transactions share a commit
+	checkpoints *checkpointer        // nil for ":memory:"
+	cache       itemCache            // items the writer updated, decoded; used under commits
+	hook        WriteHook            // nil: none
+	hookStmts   map[string]*sql.Stmt // the hook's Statements, on the writer
 }
 
 var (
@@ -121,11 +122,12 @@ func Open(path string, opts ...Option) (*Table, error) {
 		writer.Close()
 		return nil, fmt.Errorf("sqlitetable: open %s: %w", path, interpretError(err))
 	}
-	if err := openHook(writer, cfg.hook); err != nil {
+	hookStmts, err := openHook(writer, cfg.hook)
+	if err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("sqlitetable: open %s: %w", path, err)
 	}
-	t := &Table{writer: writer, reader: writer, now: cfg.now, queries: map[string]*sql.Stmt{}, hook: cfg.hook}
+	t := &Table{writer: writer, reader: writer, now: cfg.now, queries: map[string]*sql.Stmt{}, hook: cfg.hook, hookStmts: hookStmts}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -177,7 +179,7 @@ func dsn(path string, pragmas ...string) string {
 // Close closes the database.
 func (t *Table) Close() error {
 	t.mu.Lock()
-	errs := []error{t.load.Close(), t.upsert.Close(), t.insert.Close(), t.remove.Close()}
+	errs := []error{t.load.Close(), t.upsert.Close(), t.insert.Close(), t.remove.Close(), closeAll(t.hookStmts)}
 	for _, st := range t.queries {
 		errs = append(errs, st.Close())
 	}

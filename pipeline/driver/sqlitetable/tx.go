@@ -181,6 +181,7 @@ func (t *Table) commitBatch(batch []*pending) {
 		insert: tx.StmtContext(ctx, t.insert),
 		remove: tx.StmtContext(ctx, t.remove),
 	}
+	hookTx := &HookTx{Tx: tx, declared: t.hookStmts}
 	now := t.nowSeconds()
 	for _, p := range batch {
 		if err := p.ctx.Err(); err != nil {
@@ -208,7 +209,7 @@ func (t *Table) commitBatch(batch []*pending) {
 			}
 		}
 		if err == nil && t.hook != nil {
-			err = t.hook.AfterWrite(ctx, tx, changes(steps), p.ahead)
+			err = t.hook.AfterWrite(ctx, hookTx, changes(steps), p.ahead)
 		}
 		if err != nil {
 			tx.Rollback()
