@@ -226,6 +226,14 @@ func TestBackfillReusesUnchangedStages(t *testing.T) {
 			t.Errorf("text of %s:\n%s\nwas\n%s", r.WorkflowID, got, was)
 		}
 	}
+	// Search finds the backfilled workflows by the text they reused.
+	backfilled := map[string]bool{}
+	for _, r := range v2 {
+		backfilled[r.WorkflowID] = true
+	}
+	if hits := searchHits(t, "--home", home, "body: plums"); len(hits) != 1 || !backfilled[hits[0].WorkflowID] || hits[0].Field != "body" {
+		t.Errorf("body: plums after the backfill: %+v", hits)
+	}
 	want(t, 0, []string{"nothing to backfill"}, "backfill", "--pipeline", "cachex@2", "--home", home)
 
 	events := want(t, 0, nil, "events", "--json", "--home", home)

@@ -6,6 +6,7 @@
 package docread
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,9 @@ type unit struct {
 	Index int           `json:"index"`
 	Kind  string        `json:"kind"`
 	Audio *extract.Span `json:"audio,omitempty"`
+	// TextKey is where the text is when the workflow reused another's
+	// extraction; else it is the workflow's own (SegmentTextBlobKey).
+	TextKey string `json:"text_key,omitempty"`
 }
 
 // Segments calls fn with every segment of the workflow ref in index
@@ -86,11 +90,13 @@ func Segments(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, o
 			return err
 		}
 		segs := make([]Segment, 0, b.To-b.From+1)
+		textKeys := make([]string, 0, b.To-b.From+1)
 		for i := b.From; i <= b.To && i <= len(units); i++ {
 			u := units[i-1]
 			segs = append(segs, Segment{Index: u.Index, Kind: u.Kind, Audio: u.Audio, Outputs: outputs[u.Index]})
+			textKeys = append(textKeys, cmp.Or(u.TextKey, pipeline.SegmentTextBlobKey(ref, u.Index)))
 		}
-		if err := readTexts(ctx, blobs, ref, segs); err != nil {
+		if err := readTexts(ctx, blobs, segs, textKeys); err != nil {
 			return err
 		}
 		for _, s := range segs {
@@ -215,14 +221,14 @@ func batchOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRe
 	return out, nil
 }
 
-// readTexts fills in the text of segs; a segment without one (a page OCR
-// skipped) keeps "".
-func readTexts(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, segs []Segment) error {
+// readTexts fills in the text of segs from the blobs keys name; a
+// segment without one (a page OCR skipped) keeps "".
+func readTexts(ctx context.Context, blobs blob.Store, segs []Segment, keys []string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(textReaders)
 	for i := range segs {
 		g.Go(func() error {
-			raw, _, err := get(gctx, blobs, pipeline.SegmentTextBlobKey(ref, segs[i].Index))
+			raw, _, err := get(gctx, blobs, keys[i])
 			segs[i].Text = string(raw)
 			return err
 		})

@@ -83,3 +83,34 @@ func TestSegmentsCarryTextAndOutputsInPipelineOrder(t *testing.T) {
 		t.Errorf("reused document outputs %v, %v", reused, err)
 	}
 }
+
+// A workflow that reused another's extraction has no text blobs of its
+// own: its units name the producer's, and that is what is read.
+func TestSegmentsOfAReusedExtractionReadTheProducersText(t *testing.T) {
+	ctx := t.Context()
+	store, err := dirblob.New(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	producer := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "D", WorkflowID: "W1"}
+	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "D", WorkflowID: "W2"}
+	units, _ := json.Marshal([]map[string]any{{"index": 1, "kind": "page", "text_key": pipeline.SegmentTextBlobKey(producer, 1)}})
+	for key, body := range map[string]string{
+		pipeline.UnitsBlobKey(ref):               string(units),
+		pipeline.SegmentTextBlobKey(producer, 1): "the producer's page",
+	} {
+		if err := blob.PutBytes(ctx, store, key, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var texts []string
+	if err := docread.Segments(ctx, store, ref, nil, func(s docread.Segment) error {
+		texts = append(texts, s.Text)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) != 1 || texts[0] != "the producer's page" {
+		t.Errorf("texts %q", texts)
+	}
+}
