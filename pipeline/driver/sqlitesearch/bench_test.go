@@ -73,10 +73,7 @@ func benchIndex(b *testing.B) *Index {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ins, err := prepareInsert(ctx, &sqlitetable.HookTx{Tx: tx})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ins := &rowWriter{db: &sqlitetable.HookTx{Tx: tx}, old: map[rowKey]oldRow{}} // every document new
 	var sb strings.Builder
 	for i := range benchSegments {
 		sb.Reset()
@@ -89,7 +86,7 @@ func benchIndex(b *testing.B) *Index {
 		doc := i / 200
 		wf := pipeline.Workflow{ID: fmt.Sprintf("W%d", doc), ProjectID: fmt.Sprintf("p%d", doc%5), DocumentID: fmt.Sprintf("D%d", doc), FileName: "f.pdf", Pipeline: "docpipe", PipelineVersion: 1}
 		e := search.Entry{Workflow: wf, Segment: i%200 + 1, Kind: "page", AudioStartMS: -1, AudioEndMS: -1, Fields: search.Fields{Body: sb.String()}}
-		if err := ins.insert(ctx, e); err != nil {
+		if err := ins.put(ctx, e); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -155,7 +152,11 @@ func BenchmarkIndexWorkflow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := deleteDocument(ctx, &sqlitetable.HookTx{Tx: del}, "D"); err != nil {
+		old, err := replaceDocument(ctx, &sqlitetable.HookTx{Tx: del}, "D")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := old.finish(ctx); err != nil {
 			b.Fatal(err)
 		}
 		if err := del.Commit(); err != nil {

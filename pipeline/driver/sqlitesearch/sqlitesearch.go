@@ -58,6 +58,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5(
 	body, keywords, entities, summary, outputs,
 	tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE TABLE IF NOT EXISTS search_digests (
+	id     INTEGER PRIMARY KEY, -- search_rows.id
+	digest BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS search_unindexed (
 	workflow TEXT PRIMARY KEY,
 	error    TEXT NOT NULL
@@ -93,20 +97,13 @@ const (
 	releaseSavepoint      = `RELEASE search_index`
 	clearUnindexed        = `DELETE FROM search_unindexed WHERE workflow = ?`
 	recordUnindexed       = `INSERT OR REPLACE INTO search_unindexed VALUES (?, ?)`
-	deleteWorkflowText    = `DELETE FROM search_text WHERE rowid IN (SELECT id FROM search_rows WHERE document = ? AND workflow = ?)`
-	deleteWorkflowRows    = `DELETE FROM search_rows WHERE document = ? AND workflow = ?`
-	deleteDocumentText    = `DELETE FROM search_text WHERE rowid IN (SELECT id FROM search_rows WHERE document = ?)`
-	deleteDocumentRows    = `DELETE FROM search_rows WHERE document = ?`
-	insertRow             = `INSERT INTO search_rows (project, pipeline, version, document, workflow, file_name, segment, kind, audio_start, audio_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertText            = `INSERT INTO search_text (rowid, body, keywords, entities, summary, outputs) VALUES (?, ?, ?, ?, ?, ?)`
 	setPendingTermsIfNeed = `INSERT INTO search_text (search_text, rank) SELECT 'hashsize', ?1 WHERE NOT EXISTS (SELECT 1 FROM search_text_config WHERE k = 'hashsize' AND v = ?1)`
 )
 
 // Statements are the ones indexing runs for every workflow, prepared
 // once by the table.
 func (*Indexer) Statements() []string {
-	return []string{savepoint, rollbackToSavepoint, releaseSavepoint, clearUnindexed,
-		deleteWorkflowText, deleteWorkflowRows, deleteDocumentText, deleteDocumentRows, insertRow, insertText}
+	return append([]string{savepoint, rollbackToSavepoint, releaseSavepoint, clearUnindexed}, rowStatements...)
 }
 
 // AfterWrite indexes every workflow the transaction marks completed,
@@ -360,24 +357,21 @@ func setPendingTerms(ctx context.Context, db execer) error {
 // index replaces the rows of wf's document with wf's, from what it
 // has (known) and what it reads.
 func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow, have known) error {
-	if err := deleteDocument(ctx, db, wf.DocumentID); err != nil {
-		return err
-	}
 	ref := workflowRef(wf)
-	ins, err := prepareInsert(ctx, db)
+	ins, err := replaceDocument(ctx, db, wf.DocumentID)
 	if err != nil {
 		return err
 	}
 	if have.read {
 		for _, s := range have.segments {
-			if err := ins.insert(ctx, search.SegmentEntry(wf, s)); err != nil {
+			if err := ins.put(ctx, search.SegmentEntry(wf, s)); err != nil {
 				return err
 			}
 		}
 	} else {
 		var dbErr error
 		err = docread.Segments(ctx, ix.Blobs, ref, ix.stageOrder(ctx, wf), func(s docread.Segment) error {
-			dbErr = ins.insert(ctx, search.SegmentEntry(wf, s))
+			dbErr = ins.put(ctx, search.SegmentEntry(wf, s))
 			return dbErr
 		})
 		if dbErr != nil {
@@ -393,10 +387,12 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow, h
 			return err
 		}
 	}
-	if len(outputs) == 0 {
-		return nil
+	if len(outputs) > 0 {
+		if err := ins.put(ctx, search.DocumentEntry(wf, outputs)); err != nil {
+			return err
+		}
 	}
-	return ins.insert(ctx, search.DocumentEntry(wf, outputs))
+	return ins.finish(ctx)
 }
 
 // readOutputs reads wf's document outputs. The step item (steps, or as
@@ -416,54 +412,4 @@ func (ix *Indexer) readOutputs(ctx context.Context, db execer, wf pipeline.Workf
 		return nil, blobError{err}
 	}
 	return outputs, nil
-}
-
-func deleteWorkflow(ctx context.Context, db execer, documentID, workflowID string) error {
-	if _, err := exec(ctx, db, deleteWorkflowText, documentID, workflowID); err != nil {
-		return err
-	}
-	_, err := exec(ctx, db, deleteWorkflowRows, documentID, workflowID)
-	return err
-}
-
-func deleteDocument(ctx context.Context, db execer, documentID string) error {
-	if _, err := exec(ctx, db, deleteDocumentText, documentID); err != nil {
-		return err
-	}
-	_, err := exec(ctx, db, deleteDocumentRows, documentID)
-	return err
-}
-
-// inserter adds rows with db's statements; they close with its
-// transaction.
-type inserter struct{ row, text *sql.Stmt }
-
-func prepareInsert(ctx context.Context, db execer) (inserter, error) {
-	row, err := db.Prepared(ctx, insertRow)
-	if err != nil {
-		return inserter{}, err
-	}
-	text, err := db.Prepared(ctx, insertText)
-	if err != nil {
-		return inserter{}, err
-	}
-	return inserter{row: row, text: text}, nil
-}
-
-func (in inserter) insert(ctx context.Context, e search.Entry) error {
-	var start, end any
-	if e.AudioStartMS >= 0 {
-		start, end = e.AudioStartMS, e.AudioEndMS
-	}
-	wf := e.Workflow
-	res, err := in.row.ExecContext(ctx, wf.ProjectID, wf.Pipeline, wf.PipelineVersion, wf.DocumentID, wf.ID, wf.FileName, e.Segment, e.Kind, start, end)
-	if err != nil {
-		return err
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
-	_, err = in.text.ExecContext(ctx, id, e.Body, e.Keywords, e.Entities, e.Summary, e.Outputs)
-	return err
 }

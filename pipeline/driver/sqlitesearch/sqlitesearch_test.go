@@ -2,6 +2,7 @@ package sqlitesearch_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 type fixture struct {
 	t     *testing.T
+	path  string // the state file
 	tb    *sqlitetable.Table
 	blobs blob.Store
 	idx   *sqlitesearch.Index
@@ -39,7 +41,7 @@ func newHookedFixture(t *testing.T, blobs func(blob.Store) blob.Store, hook func
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, blobs: store}
+	f := &fixture{t: t, blobs: store, path: filepath.Join(dir, "state.db")}
 	if blobs != nil {
 		f.blobs = blobs(store)
 	}
@@ -123,6 +125,71 @@ func TestCompletionIndexesTheWorkflowAndReplacesTheDocumentsEarlierOne(t *testin
 	}
 	if hits := f.search("epsilon"); len(hits) != 1 || hits[0].WorkflowID != "W3" {
 		t.Errorf("epsilon: %+v", hits)
+	}
+}
+
+// rowIDs are the ids of document doc's rows in search_rows, by segment,
+// and how many rows search_text and search_digests hold.
+func (f *fixture) rowIDs(doc string) (ids map[int]int64, texts, digests int) {
+	f.t.Helper()
+	db, err := sql.Open("sqlite", "file:"+f.path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT segment, id FROM search_rows WHERE document = ?`, doc)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rows.Close()
+	ids = map[int]int64{}
+	for rows.Next() {
+		var seg int
+		var id int64
+		if err := rows.Scan(&seg, &id); err != nil {
+			f.t.Fatal(err)
+		}
+		ids[seg] = id
+	}
+	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM search_text), (SELECT COUNT(*) FROM search_digests)`).Scan(&texts, &digests); err != nil {
+		f.t.Fatal(err)
+	}
+	return ids, texts, digests
+}
+
+func TestANewerWorkflowKeepsTheRowsWhoseTextIsUnchanged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.complete("D1", "W1", "alpha beta", "gamma delta", "zeta")
+	before, _, _ := f.rowIDs("D1")
+	// The next workflow of D1 (a backfill that reused the extraction)
+	// has the first page as it was, the second changed, no third.
+	f.complete("D1", "W2", "alpha beta", "gamma changed")
+	after, texts, digests := f.rowIDs("D1")
+	if after[1] != before[1] || after[2] == before[2] || len(after) != 2 || texts != 2 || digests != 2 {
+		t.Fatalf("rows %v, then %v; %d texts, %d digests", before, after, texts, digests)
+	}
+	if hits := f.search("alpha"); len(hits) != 1 || hits[0].WorkflowID != "W2" || hits[0].Segment != 1 {
+		t.Errorf("alpha: %+v", hits)
+	}
+	if hits := f.search("delta OR zeta"); len(hits) != 0 {
+		t.Errorf("the old texts are still found: %+v", hits)
+	}
+	if hits := f.search("changed"); len(hits) != 1 || hits[0].WorkflowID != "W2" {
+		t.Errorf("changed: %+v", hits)
+	}
+	// The kept row is W2's now: deleting W1 leaves it, deleting W2 not.
+	if err := f.tb.Delete(t.Context(), pipeline.WorkflowKey("D1", "W1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if hits := f.search("alpha"); len(hits) != 1 {
+		t.Errorf("after deleting W1: %+v", hits)
+	}
+	if err := f.tb.Delete(t.Context(), pipeline.WorkflowKey("D1", "W2"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if ids, texts, digests := f.rowIDs("D1"); len(ids) != 0 || texts != 0 || digests != 0 {
+		t.Errorf("after deleting W2: rows %v, %d texts, %d digests", ids, texts, digests)
 	}
 }
 
