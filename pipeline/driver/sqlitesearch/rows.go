@@ -47,8 +47,9 @@ type oldRow struct {
 // rowWriter replaces a document's rows: put each of the new ones, then
 // finish, which deletes the old ones no new one kept.
 type rowWriter struct {
-	db  execer
-	old map[rowKey]oldRow
+	db    execer
+	old   map[rowKey]oldRow
+	extra []oldRow // old rows at a place another old row holds: never kept
 }
 
 // replaceDocument starts replacing the rows of document.
@@ -70,7 +71,8 @@ func replaceDocument(ctx context.Context, db execer, document string) (*rowWrite
 			return nil, err
 		}
 		if _, dup := w.old[k]; dup {
-			k.segment, k.kind = -int(r.id), "" // never matched: deleted by finish
+			w.extra = append(w.extra, r)
+			continue
 		}
 		w.old[k] = r
 	}
@@ -109,13 +111,16 @@ func (w *rowWriter) put(ctx context.Context, e search.Entry) error {
 
 // finish deletes the old rows no new row kept.
 func (w *rowWriter) finish(ctx context.Context) error {
-	for k, r := range w.old {
+	left := w.extra
+	for _, r := range w.old {
+		left = append(left, r)
+	}
+	for _, r := range left {
 		for _, q := range []string{deleteRowText, deleteRowDigest, deleteRow} {
 			if _, err := exec(ctx, w.db, q, r.id); err != nil {
 				return err
 			}
 		}
-		delete(w.old, k)
 	}
 	return nil
 }
