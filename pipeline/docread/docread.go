@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -173,12 +174,6 @@ func stageNames(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef)
 	return segment, document, nil
 }
 
-// analysisEntry is one segment of the built-in analyzer's batch blob.
-type analysisEntry struct {
-	Index  int             `json:"index"`
-	Result json.RawMessage `json:"result,omitempty"`
-}
-
 // batchOutputs reads the outputs of one batch, by segment index and stage.
 func batchOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRef, batch int, stages []string) (map[int]map[string]json.RawMessage, error) {
 	out := map[int]map[string]json.RawMessage{}
@@ -194,12 +189,20 @@ func batchOutputs(ctx context.Context, blobs blob.Store, ref pipeline.WorkflowRe
 	if batch == 0 {
 		return out, nil
 	}
-	var entries []analysisEntry
-	if _, err := getJSON(ctx, blobs, pipeline.BatchAnalysisBlobKey(ref, batch), &entries); err != nil {
+	key := pipeline.BatchAnalysisBlobKey(ref, batch)
+	switch raw, found, err := get(ctx, blobs, key); {
+	case err != nil:
 		return nil, err
-	}
-	for _, e := range entries {
-		add(e.Index, AnalysisOutput, e.Result)
+	case found:
+		entries, err := stageoutput.DecodeAnalysis[jsontext.Value](key, raw)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Result != nil {
+				add(e.Index, AnalysisOutput, json.RawMessage(*e.Result))
+			}
+		}
 	}
 	for _, stage := range stages {
 		key := pipeline.StageBatchBlobKey(ref, stage, batch)

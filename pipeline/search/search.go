@@ -16,6 +16,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/docread"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // DocumentSegment is the segment number of a document's own row: its
@@ -65,11 +66,21 @@ func DocumentEntry(wf pipeline.Workflow, outputs map[string]json.RawMessage) Ent
 // analysis is what the built-in analyzer's segment result and document
 // summary have in common, as far as search reads them.
 type analysis struct {
-	Keywords    []struct{ Term string }             `json:"keywords"`
-	TopKeywords []struct{ Term string }             `json:"top_keywords"`
-	Entities    []struct{ Value string }            `json:"entities"`
-	TopEntities map[string][]struct{ Value string } `json:"top_entities"` // by type
-	Summary     []struct{ Text string }             `json:"summary"`
+	Keywords    []term             `json:"keywords"`
+	TopKeywords []term             `json:"top_keywords"`
+	Entities    []value            `json:"entities"`
+	TopEntities map[string][]value `json:"top_entities"` // by type
+	Summary     []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+}
+
+type term struct {
+	Term string `json:"term"`
+}
+
+type value struct {
+	Value string `json:"value"`
 }
 
 // addOutputs fills the fields from outputs: builtin's as the analyzer's
@@ -82,8 +93,8 @@ func (e *Entry) addOutputs(outputs map[string]json.RawMessage, builtin string) {
 			other = appendStrings(other, raw)
 			continue
 		}
-		var a analysis
-		if json.Unmarshal(raw, &a) != nil {
+		a, err := stageoutput.DecodeResult[analysis](raw)
+		if err != nil {
 			other = appendStrings(other, raw)
 			continue
 		}

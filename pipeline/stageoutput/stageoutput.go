@@ -50,6 +50,16 @@ func DecodeAnalysis[R any](key string, raw []byte) ([]AnalysisEntry[R], error) {
 	return entries, nil
 }
 
+// DecodeResult parses one segment's analysis result kept encoded (an
+// AnalysisEntry[jsontext.Value]'s) into R, with DecodeAnalysis's decoder:
+// a struct of the fields wanted is decoded several times faster than the
+// whole analyze.SegmentResult.
+func DecodeResult[R any](raw []byte) (R, error) {
+	var r R
+	err := jsonv2.Unmarshal(raw, &r)
+	return r, err
+}
+
 // Line is one segment's line in a segment stage's batch results
 // (pipeline.StageBatchBlobKey, JSON Lines): its output, or why the stage
 // failed it, and for an AI analysis the model and what it billed.

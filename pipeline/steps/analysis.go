@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/blob"
-	"github.com/docpipe/docpipe/pipeline/steperr"
+	"github.com/docpipe/docpipe/pipeline/stageoutput"
 )
 
 // maxSegmentTextBytes bounds one segment's text read into memory; segments
@@ -34,21 +36,42 @@ func (analyzerKind) open(_ context.Context, h *handlers, _ pipeline.StepInput, _
 }
 
 func (analyzerKind) summary(l stageLine) (string, []string) {
-	var res analyze.SegmentResult
-	if json.Unmarshal(l.Output, &res) != nil {
+	res, err := stageoutput.DecodeResult[analysisHead](l.Output)
+	if err != nil {
 		return "", nil
 	}
-	return analysisSummary(res)
+	return res.Language, res.keywords()
+}
+
+// analysisHead is what a segment item keeps of an analysis
+// (analysisSummary), decoded alone from an answer kept encoded.
+type analysisHead struct {
+	Language string        `json:"language"`
+	Keywords []keywordTerm `json:"keywords"`
+}
+
+// keywordTerm is an analyze.Keyword without its count.
+type keywordTerm struct {
+	Term string `json:"term"`
+}
+
+func (a analysisHead) keywords() []string {
+	return firstKeywords(a.Keywords, func(k keywordTerm) string { return k.Term })
 }
 
 // analysisSummary is what a segment item keeps of its analysis: the
 // language and the first few keywords.
 func analysisSummary(res analyze.SegmentResult) (string, []string) {
+	return res.Language, firstKeywords(res.Keywords, func(k analyze.Keyword) string { return k.Term })
+}
+
+// firstKeywords is the terms of the first segmentKeywords of ks.
+func firstKeywords[K any](ks []K, term func(K) string) []string {
 	keywords := []string{}
-	for _, k := range res.Keywords[:min(segmentKeywords, len(res.Keywords))] {
-		keywords = append(keywords, k.Term)
+	for _, k := range ks[:min(segmentKeywords, len(ks))] {
+		keywords = append(keywords, term(k))
 	}
-	return res.Language, keywords
+	return keywords
 }
 
 // analyzeOne analyses one segment's text; a panic in the analysis fails
@@ -93,15 +116,15 @@ func (analysisStore) load(ctx context.Context, h *handlers, key string) (map[int
 	if err != nil || !found {
 		return nil, err
 	}
-	var list []rawEntry
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, &steperr.InvalidInputError{Reason: fmt.Sprintf("corrupt %s: %v", key, err)}
+	list, err := stageoutput.DecodeAnalysis[jsontext.Value](key, raw)
+	if err != nil {
+		return nil, err
 	}
 	lines := make(map[int]stageLine, len(list))
 	for _, e := range list {
 		switch {
-		case e.Status == pipeline.SegmentDone && len(e.Result) > 0:
-			lines[e.Index] = stageLine{Index: e.Index, Output: e.Result}
+		case e.Status == pipeline.SegmentDone && e.Result != nil && len(*e.Result) > 0:
+			lines[e.Index] = stageLine{Index: e.Index, Output: json.RawMessage(*e.Result)}
 		case e.Status == pipeline.SegmentFailed:
 			lines[e.Index] = stageLine{Index: e.Index, Error: e.Error}
 		}
