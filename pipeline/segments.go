@@ -349,6 +349,50 @@ func (r *Repository) SegmentsInRange(ctx context.Context, workflowID string, fro
 // left alone, so a retried batch counts nothing twice; a chunk that loses a
 // race falls back to FinishSegment one segment at a time.
 func (r *Repository) FinishSegments(ctx context.Context, workflowID string, fins []SegmentFinish) (int, error) {
+	return r.FinishBatch(ctx, workflowID, fins, BatchRecord{})
+}
+
+// BatchRecord is what a segment stage's batch records beside its
+// segments' outcomes: the segments it reused and ran, counted on the
+// stage's step entry (CountStageSegments), and the answers it offers to
+// the stage cache (RecordStageCache).
+type BatchRecord struct {
+	Stage       string
+	Reused, Ran int
+	From        string // the workflow the first reused answer came from
+	Offers      []CachedOutput
+}
+
+func (b BatchRecord) empty() bool { return b.Reused == 0 && b.Ran == 0 && len(b.Offers) == 0 }
+
+// FinishBatch is FinishSegments with rec written in the same transaction
+// as the last chunk of outcomes when it fits there, else on its own
+// before them: a batch of a small document then costs one write.
+func (r *Repository) FinishBatch(ctx context.Context, workflowID string, fins []SegmentFinish, rec BatchRecord) (int, error) {
+	for _, name := range append([]string{rec.Stage}, offerStages(rec.Offers)...) {
+		if err := validName("step", name); name != "" && err != nil {
+			return 0, err
+		}
+	}
+	alone := func() error {
+		if rec.empty() {
+			return nil
+		}
+		if err := r.RecordStageCache(ctx, rec.Offers...); err != nil {
+			return err
+		}
+		return r.CountStageSegments(ctx, workflowID, rec.Stage, rec.Reused, rec.Ran, rec.From)
+	}
+	last := len(fins) % finishChunk
+	if last == 0 && len(fins) > 0 {
+		last = finishChunk
+	}
+	if len(fins) == 0 || last+1+len(rec.Offers) > table.MaxTransactItems || dupOffers(rec.Offers) {
+		if err := alone(); err != nil {
+			return 0, err
+		}
+		rec = BatchRecord{}
+	}
 	if len(fins) == 0 {
 		return 0, nil
 	}
@@ -366,14 +410,42 @@ func (r *Repository) FinishSegments(ctx context.Context, workflowID string, fins
 	}
 	applied := 0
 	for start := 0; start < len(fins); start += finishChunk {
-		chunk := fins[start:min(start+finishChunk, len(fins))]
-		n, err := r.finishChunk(ctx, workflowID, chunk, status)
+		end := min(start+finishChunk, len(fins))
+		var with BatchRecord
+		if end == len(fins) {
+			with = rec
+		}
+		n, rode, err := r.finishChunk(ctx, workflowID, fins[start:end], status, with)
 		applied += n
+		if err == nil && !rode && !with.empty() {
+			err = alone()
+		}
 		if err != nil {
 			return applied, err
 		}
 	}
 	return applied, nil
+}
+
+func offerStages(offers []CachedOutput) []string {
+	names := make([]string, len(offers))
+	for i, o := range offers {
+		names[i] = o.Stage
+	}
+	return names
+}
+
+// dupOffers says whether offers repeat a key, which one transaction
+// cannot write twice (RecordStageCache stores it once).
+func dupOffers(offers []CachedOutput) bool {
+	seen := make(map[string]bool, len(offers))
+	for _, o := range offers {
+		if seen[o.Key] {
+			return true
+		}
+		seen[o.Key] = true
+	}
+	return false
 }
 
 // statusBefore is the status each finishing segment is in: the one its
@@ -419,7 +491,9 @@ func strongestFinishes(fins []SegmentFinish) []SegmentFinish {
 	return out
 }
 
-func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk []SegmentFinish, status map[int]SegmentStatus) (int, error) {
+// finishChunk records one chunk's outcomes in one transaction, with rec
+// when it is not empty; rode says rec was written with them.
+func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk []SegmentFinish, status map[int]SegmentStatus, rec BatchRecord) (applied int, rode bool, err error) {
 	var actions []table.TxAction
 	deltas := map[string]float64{}
 	var todo []SegmentFinish
@@ -427,7 +501,7 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 	for _, f := range chunk {
 		from, ok := status[f.Index]
 		if !ok {
-			return 0, fmt.Errorf("%w: segment %d of %s does not exist", ErrNotFound, f.Index, workflowID)
+			return 0, false, fmt.Errorf("%w: segment %d of %s does not exist", ErrNotFound, f.Index, workflowID)
 		}
 		if !segmentMayFinish(from, f.To) {
 			continue // already recorded (a retry), or outranked (segmentRank)
@@ -441,7 +515,7 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 		todo = append(todo, f)
 	}
 	if len(todo) == 0 {
-		return 0, nil
+		return 0, false, nil
 	}
 	var counters []table.Update
 	for path, d := range deltas {
@@ -449,35 +523,52 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 			counters = append(counters, table.Add{Path: path, Delta: d})
 		}
 	}
-	if len(counters) > 0 {
-		actions = append(actions, table.TxUpdate{Key: StepKey(workflowID), Updates: counters, Cond: table.Exists{Path: table.AttrPK}})
+	var stepCond table.Cond = table.Exists{Path: table.AttrPK}
+	if !rec.empty() {
+		now := FormatTime(r.now())
+		for _, o := range rec.Offers {
+			if o.CreatedAt == "" {
+				o.CreatedAt = now
+			}
+			it, err := entityItem(StageCacheKey(o.Key), o)
+			if err != nil {
+				return 0, false, err
+			}
+			actions = append(actions, table.TxPut{Item: it})
+		}
+		if counts := stageCountUpdates(rec.Stage, rec.Reused, rec.Ran, rec.From); len(counts) > 0 {
+			counters = append(counters, counts...)
+			stepCond = table.Exists{Path: stepPath(rec.Stage, "status")}
+		}
 	}
-	err := r.t.Transact(ctx, actions)
+	if len(counters) > 0 {
+		actions = append(actions, table.TxUpdate{Key: StepKey(workflowID), Updates: counters, Cond: stepCond})
+	}
+	err = r.t.Transact(ctx, actions)
 	if err == nil {
-		return len(todo), nil
+		return len(todo), true, nil
 	}
 	if !lostRace(err) {
-		return 0, fmt.Errorf("pipeline: finish segments of %s: %w", workflowID, err)
+		return 0, false, fmt.Errorf("pipeline: finish segments of %s: %w", workflowID, err)
 	}
 	// The chunk is one transaction: its first segment says whether an
 	// attempt whose answer was lost committed all of it.
 	if mine, err := r.finishedBy(ctx, workflowID, todo[0].Index, finish); mine || err != nil {
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		return len(todo), nil
+		return len(todo), true, nil
 	}
 	// Someone else touched these segments: settle them one by one, each
 	// with its own read and guard.
-	applied := 0
 	for _, f := range todo {
 		ok, err := r.FinishSegment(ctx, workflowID, f.Index, f.To, f.Result)
 		if err != nil {
-			return applied, err
+			return applied, false, err
 		}
 		if ok {
 			applied++
 		}
 	}
-	return applied, nil
+	return applied, false, nil
 }

@@ -160,14 +160,9 @@ func (r *Repository) OwnOutput(ctx context.Context, ref WorkflowRef, prog StepPr
 	return nil
 }
 
-// CountStageSegments adds to a segment stage's counts of the segments a
-// batch answered from the cache (reused, the first from the workflow
-// from) and those it ran. The stage's completion says it was reused when
-// it ran none (ReusedFrom on its StepChange).
-func (r *Repository) CountStageSegments(ctx context.Context, workflowID, stage string, reused, ran int, from string) error {
-	if err := validName("step", stage); err != nil {
-		return err
-	}
+// stageCountUpdates are the step item's updates that count a batch's
+// reused and run segments on stage (CountStageSegments); none for none.
+func stageCountUpdates(stage string, reused, ran int, from string) []table.Update {
 	if reused == 0 && ran == 0 {
 		return nil
 	}
@@ -177,6 +172,21 @@ func (r *Repository) CountStageSegments(ctx context.Context, workflowID, stage s
 	}
 	if from != "" {
 		updates = append(updates, table.Set{Path: stepPath(stage, "reused_from"), Value: from})
+	}
+	return updates
+}
+
+// CountStageSegments adds to a segment stage's counts of the segments a
+// batch answered from the cache (reused, the first from the workflow
+// from) and those it ran. The stage's completion says it was reused when
+// it ran none (ReusedFrom on its StepChange).
+func (r *Repository) CountStageSegments(ctx context.Context, workflowID, stage string, reused, ran int, from string) error {
+	if err := validName("step", stage); err != nil {
+		return err
+	}
+	updates := stageCountUpdates(stage, reused, ran, from)
+	if len(updates) == 0 {
+		return nil
 	}
 	if _, err := r.t.Update(ctx, StepKey(workflowID), updates, table.Exists{Path: stepPath(stage, "status")}); err != nil {
 		return fmt.Errorf("pipeline: count segments of %s in %s: %w", stage, workflowID, err)

@@ -422,10 +422,16 @@ func (h *handlers) flushBlobs(ctx context.Context) error {
 // finishSegments records segment outcomes once the blobs they name are
 // durable.
 func (h *handlers) finishSegments(ctx context.Context, workflowID string, fins []pipeline.SegmentFinish) (int, error) {
+	return h.finishBatch(ctx, workflowID, fins, pipeline.BatchRecord{})
+}
+
+// finishBatch is finishSegments with what the batch records beside
+// (pipeline.FinishBatch): its blobs are durable before any of it is.
+func (h *handlers) finishBatch(ctx context.Context, workflowID string, fins []pipeline.SegmentFinish, rec pipeline.BatchRecord) (int, error) {
 	if err := h.flushBlobs(ctx); err != nil {
 		return 0, err
 	}
-	return h.Repo.FinishSegments(ctx, workflowID, fins)
+	return h.Repo.FinishBatch(ctx, workflowID, fins, rec)
 }
 
 func done(s pipeline.StepStatus) bool {

@@ -187,10 +187,8 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 	if err := store.save(ctx, h, key, out); err != nil {
 		return outcome{}, err
 	}
-	if err := h.offerSegments(ctx, in.Workflow, st, key, cache, lines, at, reused); err != nil {
-		return outcome{}, err
-	}
-	if _, err := h.finishSegments(ctx, in.Workflow.WorkflowID, fins); err != nil {
+	rec := batchRecord(in.Workflow, st, key, cache, lines, at, reused)
+	if _, err := h.finishBatch(ctx, in.Workflow.WorkflowID, fins, rec); err != nil {
 		return outcome{}, storageErr("record segments", err)
 	}
 	return outcome{message: fmt.Sprintf("batch %d: %d segments, %d answered now, %d reused, %d failed", b.Batch, len(segs), len(calls), reused, failed)}, nil

@@ -347,33 +347,24 @@ func (h *handlers) segmentCache(ctx context.Context, in pipeline.StepInput, pipe
 	return segmentLookup{keys: keys, hits: hits, from: from}, nil
 }
 
-// offerSegments records, once the batch blob at blobKey holds them, the
-// answers the stage gave now (at: their positions in lines, in the order
-// of cache.keys) as reusable, and counts the batch's reused and run
-// segments on the stage's step. Failed answers are not offered: a
-// failure may be the moment's, and is tried again.
-func (h *handlers) offerSegments(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage, blobKey string, cache segmentLookup, lines []*segmentAnswer, at []int, reused int) error {
+// batchRecord is what a batch records with its segments' outcomes
+// (pipeline.BatchRecord): the answers the stage gave now (at: their
+// positions in lines, in the order of cache.keys) offered as reusable
+// under the batch blob at blobKey, and the batch's reused and run
+// segments counted on the stage's step. Failed answers are not offered:
+// a failure may be the moment's, and is tried again. Nothing when the
+// cache is off.
+func batchRecord(ref pipeline.WorkflowRef, st pipeline.Stage, blobKey string, cache segmentLookup, lines []*segmentAnswer, at []int, reused int) pipeline.BatchRecord {
 	if cache.keys == nil {
-		return nil
+		return pipeline.BatchRecord{}
 	}
-	var offers []pipeline.CachedOutput
+	rec := pipeline.BatchRecord{Stage: st.Name, Reused: reused, Ran: len(at), From: cache.from}
 	for j, i := range at {
 		if a := lines[i]; a != nil && a.line.Error == "" {
-			offers = append(offers, pipeline.CachedOutput{Key: cache.keys[j], Stage: st.Name, Workflow: ref, Blob: blobKey, Index: a.line.Index})
+			rec.Offers = append(rec.Offers, pipeline.CachedOutput{Key: cache.keys[j], Stage: st.Name, Workflow: ref, Blob: blobKey, Index: a.line.Index})
 		}
 	}
-	if len(offers) > 0 {
-		if err := h.flushBlobs(ctx); err != nil {
-			return err
-		}
-		if err := h.Repo.RecordStageCache(ctx, offers...); err != nil {
-			return storageErr("record stage cache", err)
-		}
-	}
-	if err := h.Repo.CountStageSegments(ctx, ref.WorkflowID, st.Name, reused, len(at), cache.from); err != nil {
-		return storageErr("count segments", err)
-	}
-	return nil
+	return rec
 }
 
 // reuseDocumentOutput answers a document stage of workflow ref from the
