@@ -7,11 +7,15 @@
 package search
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/docpipe/docpipe/pipeline"
@@ -62,6 +66,57 @@ func DocumentEntry(wf pipeline.Workflow, outputs map[string]json.RawMessage) Ent
 	e.addOutputs(outputs, docread.SummaryOutput)
 	return e
 }
+
+// entryCode is part of every row digest: bump it when what SegmentEntry
+// or DocumentEntry make of the same inputs changes, so that the index
+// rebuilds the rows it would otherwise keep.
+const entryCode = "search-entry/1"
+
+// SegmentDigest hashes what SegmentEntry makes a row of: the segment's
+// audio span, text and outputs as its stages answered them. Two segments
+// with one digest make the same row whatever their workflows, so a
+// document's next workflow keeps the rows whose digest is unchanged
+// without building them again.
+func SegmentDigest(s docread.Segment) []byte {
+	d := newDigest("segment")
+	var start, end int64 = -1, -1
+	if s.Audio != nil {
+		start, end = s.Audio.StartMS, s.Audio.EndMS
+	}
+	d.add([]byte(s.Kind)).add([]byte(strconv.FormatInt(start, 10))).add([]byte(strconv.FormatInt(end, 10))).add([]byte(s.Text))
+	return d.outputs(s.Outputs).sum()
+}
+
+// DocumentDigest is SegmentDigest for a document's own row.
+func DocumentDigest(outputs map[string]json.RawMessage) []byte {
+	return newDigest("document").outputs(outputs).sum()
+}
+
+// digest is a SHA-256 of framed parts: each is preceded by its length,
+// so no two lists of parts hash alike by running into each other.
+type digest struct{ h hash.Hash }
+
+func newDigest(row string) digest {
+	d := digest{sha256.New()}
+	return d.add([]byte(entryCode)).add([]byte(row))
+}
+
+func (d digest) add(part []byte) digest {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+	d.h.Write(n[:])
+	d.h.Write(part)
+	return d
+}
+
+func (d digest) outputs(outputs map[string]json.RawMessage) digest {
+	for _, name := range slices.Sorted(maps.Keys(outputs)) {
+		d.add([]byte(name)).add(outputs[name])
+	}
+	return d
+}
+
+func (d digest) sum() []byte { return d.h.Sum(nil) }
 
 // analysis is what the built-in analyzer's segment result and document
 // summary have in common, as far as search reads them.

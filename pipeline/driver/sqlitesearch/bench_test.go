@@ -11,6 +11,7 @@ import (
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
+	"github.com/docpipe/docpipe/pipeline/docread"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
 	"github.com/docpipe/docpipe/pipeline/search"
@@ -85,8 +86,8 @@ func benchIndex(b *testing.B) *Index {
 		}
 		doc := i / 200
 		wf := pipeline.Workflow{ID: fmt.Sprintf("W%d", doc), ProjectID: fmt.Sprintf("p%d", doc%5), DocumentID: fmt.Sprintf("D%d", doc), FileName: "f.pdf", Pipeline: "docpipe", PipelineVersion: 1}
-		e := search.Entry{Workflow: wf, Segment: i%200 + 1, Kind: "page", AudioStartMS: -1, AudioEndMS: -1, Fields: search.Fields{Body: sb.String()}}
-		if err := ins.put(ctx, e); err != nil {
+		seg := docread.Segment{Index: i%200 + 1, Kind: "page", Text: sb.String()}
+		if err := ins.putSegment(ctx, wf, seg); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,19 +3,20 @@ package sqlitesearch
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
+	"encoding/json"
 
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/docread"
 	"github.com/docpipe/docpipe/pipeline/search"
 )
 
 // The rows of a document: search_rows names each (its workflow,
 // segment and kind), search_text holds its text, and search_digests a
-// hash of that text. When a document's next workflow indexes the same
-// text for a segment (a backfill that reused its extraction and
-// analysis, a rerun), the row is kept and only relabelled: deleting
-// and tokenizing it again was most of what indexing a large backfilled
-// document cost the writer.
+// hash of what the row was made of (search.SegmentDigest). When a
+// document's next workflow has the same for a segment (a backfill that
+// reused its extraction and analysis, a rerun), the row is kept and only
+// relabelled: building, deleting and tokenizing it again was most of
+// what indexing a large backfilled document cost the writer.
 const (
 	selectDocumentRows = `SELECT r.id, r.segment, r.kind, d.digest FROM search_rows r LEFT JOIN search_digests d ON d.id = r.id WHERE r.document = ?`
 	relabelRow         = `UPDATE search_rows SET project = ?, pipeline = ?, version = ?, workflow = ?, file_name = ? WHERE id = ?`
@@ -79,17 +80,16 @@ func replaceDocument(ctx context.Context, db execer, document string) (*rowWrite
 	return w, rows.Err()
 }
 
-// put writes e: relabels the old row at its place when its text is the
-// same, else inserts it.
-func (w *rowWriter) put(ctx context.Context, e search.Entry) error {
-	wf := e.Workflow
-	digest := entryDigest(e)
-	k := rowKey{e.Segment, e.Kind}
+// put writes the row entry builds, whose inputs hash to digest
+// (search.SegmentDigest): it relabels the old row at its place when the
+// digests are the same, without building the row, else inserts it.
+func (w *rowWriter) put(ctx context.Context, wf pipeline.Workflow, k rowKey, digest []byte, entry func() search.Entry) error {
 	if r, ok := w.old[k]; ok && bytes.Equal(r.digest, digest) {
 		delete(w.old, k)
 		_, err := exec(ctx, w.db, relabelRow, wf.ProjectID, wf.Pipeline, wf.PipelineVersion, wf.ID, wf.FileName, r.id)
 		return err
 	}
+	e := entry()
 	var start, end any
 	if e.AudioStartMS >= 0 {
 		start, end = e.AudioStartMS, e.AudioEndMS
@@ -109,6 +109,16 @@ func (w *rowWriter) put(ctx context.Context, e search.Entry) error {
 	return err
 }
 
+// putSegment writes segment s of wf.
+func (w *rowWriter) putSegment(ctx context.Context, wf pipeline.Workflow, s docread.Segment) error {
+	return w.put(ctx, wf, rowKey{s.Index, s.Kind}, search.SegmentDigest(s), func() search.Entry { return search.SegmentEntry(wf, s) })
+}
+
+// putDocument writes wf's document row.
+func (w *rowWriter) putDocument(ctx context.Context, wf pipeline.Workflow, outputs map[string]json.RawMessage) error {
+	return w.put(ctx, wf, rowKey{search.DocumentSegment, "document"}, search.DocumentDigest(outputs), func() search.Entry { return search.DocumentEntry(wf, outputs) })
+}
+
 // finish deletes the old rows no new row kept.
 func (w *rowWriter) finish(ctx context.Context) error {
 	left := w.extra
@@ -123,23 +133,6 @@ func (w *rowWriter) finish(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// entryDigest hashes what a row holds besides its labels: its audio span
-// and its text, each field framed by its length.
-func entryDigest(e search.Entry) []byte {
-	h := sha256.New()
-	var n [8]byte
-	for _, v := range []int64{e.AudioStartMS, e.AudioEndMS} {
-		binary.BigEndian.PutUint64(n[:], uint64(v))
-		h.Write(n[:])
-	}
-	for _, f := range []string{e.Body, e.Keywords, e.Entities, e.Summary, e.Outputs} {
-		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
-		h.Write(n[:])
-		h.Write([]byte(f))
-	}
-	return h.Sum(nil)
 }
 
 func deleteWorkflow(ctx context.Context, db execer, documentID, workflowID string) error {

@@ -33,7 +33,6 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/docread"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
-	"github.com/docpipe/docpipe/pipeline/search"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -364,14 +363,14 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow, h
 	}
 	if have.read {
 		for _, s := range have.segments {
-			if err := ins.put(ctx, search.SegmentEntry(wf, s)); err != nil {
+			if err := ins.putSegment(ctx, wf, s); err != nil {
 				return err
 			}
 		}
 	} else {
 		var dbErr error
 		err = docread.Segments(ctx, ix.Blobs, ref, ix.stageOrder(ctx, wf), func(s docread.Segment) error {
-			dbErr = ins.put(ctx, search.SegmentEntry(wf, s))
+			dbErr = ins.putSegment(ctx, wf, s)
 			return dbErr
 		})
 		if dbErr != nil {
@@ -388,7 +387,7 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow, h
 		}
 	}
 	if len(outputs) > 0 {
-		if err := ins.put(ctx, search.DocumentEntry(wf, outputs)); err != nil {
+		if err := ins.putDocument(ctx, wf, outputs); err != nil {
 			return err
 		}
 	}
