@@ -104,6 +104,22 @@ func (r *Repository) LookupStageCache(ctx context.Context, key string) (out Cach
 	return out, true, nil
 }
 
+// LookupStageCaches reads the cached outputs under keys, a hundred to a
+// request where the table reads many at once: found[i] says whether
+// keys[i] has one, outs[i].
+func (r *Repository) LookupStageCaches(ctx context.Context, keys []string) (outs []CachedOutput, found []bool, err error) {
+	tkeys := make([]table.Key, len(keys))
+	for i, k := range keys {
+		tkeys[i] = StageCacheKey(k)
+	}
+	outs = make([]CachedOutput, len(keys))
+	found, err = table.GetManyData(ctx, r.t, tkeys, func(i int) any { return &outs[i] })
+	if err != nil {
+		return nil, nil, fmt.Errorf("pipeline: read stage cache: %w", err)
+	}
+	return outs, found, nil
+}
+
 // RecordStageCache stores cached outputs, many to a transaction. A key
 // already there is overwritten: the same key means the same output, and
 // the newest producer is the one whose blobs live longest. A key given

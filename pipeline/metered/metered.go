@@ -1,6 +1,6 @@
 // Package metered counts the requests a pipeline run makes of its table and
 // blob store. Every Table and Store method maps onto one AWS request
-// (GetItem, PutItem, UpdateItem, DeleteItem, one Query page,
+// (GetItem, PutItem, UpdateItem, DeleteItem, one Query page, BatchGetItem,
 // TransactWriteItems; PutObject, GetObject, HeadObject, one ListObjectsV2
 // page, DeleteObject), so counting them on a local run tells what the same
 // run costs on DynamoDB and S3.
@@ -118,3 +118,14 @@ func (s *meteredStore) Delete(ctx context.Context, key string) error {
 // Flush passes a durability barrier on to the store it wraps; it is not a
 // request of its own.
 func (s *meteredStore) Flush(ctx context.Context) error { return blob.Flush(ctx, s.next) }
+
+// GetManyData counts one read when the table reads many items in one
+// request (BatchGetItem), else one per key, as the reads are made.
+func (t *meteredTable) GetManyData(ctx context.Context, keys []table.Key, data func(i int) any) ([]bool, error) {
+	if _, many := t.next.(table.ManyGetter); many {
+		t.m.tableReads.Add(1)
+	} else {
+		t.m.tableReads.Add(int64(len(keys)))
+	}
+	return table.GetManyData(ctx, t.next, keys, data)
+}

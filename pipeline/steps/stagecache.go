@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/blob"
 )
@@ -179,23 +177,15 @@ func (h *handlers) requestKey(ctx context.Context, ref pipeline.WorkflowRef, st 
 // (ReusedFrom); one self answered before (a re-run, a retried batch) is
 // its own. A hit whose blob or line is gone is a miss.
 func (h *handlers) cachedSegments(ctx context.Context, kind segmentKind, keys []string, self string) ([]*stageLine, string, error) {
-	entries := make([]*pipeline.CachedOutput, len(keys))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(h.parallelism() * 4) // lookups wait on the table, not the CPU
-	for i, key := range keys {
-		g.Go(func() error {
-			e, found, err := h.Repo.LookupStageCache(gctx, key)
-			if err != nil {
-				return storageErr("read stage cache", err)
-			}
-			if found {
-				entries[i] = &e
-			}
-			return nil
-		})
+	found, hits, err := h.Repo.LookupStageCaches(ctx, keys)
+	if err != nil {
+		return nil, "", storageErr("read stage cache", err)
 	}
-	if err := g.Wait(); err != nil {
-		return nil, "", err
+	entries := make([]*pipeline.CachedOutput, len(keys))
+	for i := range found {
+		if hits[i] {
+			entries[i] = &found[i]
+		}
 	}
 	var mu sync.Mutex
 	blobs := map[string]map[int]stageLine{}

@@ -36,6 +36,50 @@ func (t *Table) GetData(ctx context.Context, key table.Key, v any) error {
 	return decodeData(key, raw, v)
 }
 
+// selectManyLive reads the live items at a JSON array of [pk, sk] keys,
+// each with its place in the array.
+const selectManyLive = `SELECT k.key, i.item FROM json_each(?) k JOIN items i ON i.pk = json_extract(k.value, '$[0]') AND i.sk = json_extract(k.value, '$[1]') WHERE i.ttl IS NULL OR i.ttl > ?`
+
+// GetManyData reads the items at keys in one query (table.ManyGetter).
+func (t *Table) GetManyData(ctx context.Context, keys []table.Key, data func(i int) any) ([]bool, error) {
+	pairs := make([][2]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = [2]string{k.PK, k.SK}
+	}
+	arg, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, err
+	}
+	st, err := t.readStmt(ctx, selectManyLive)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitetable: get %d items: %w", len(keys), err)
+	}
+	rows, err := st.QueryContext(ctx, string(arg), t.nowSeconds())
+	if err != nil {
+		return nil, fmt.Errorf("sqlitetable: get %d items: %w", len(keys), interpretError(err))
+	}
+	defer rows.Close()
+	found := make([]bool, len(keys))
+	for rows.Next() {
+		var i int
+		var raw []byte
+		if err := rows.Scan(&i, &raw); err != nil {
+			return nil, fmt.Errorf("sqlitetable: get %d items: %w", len(keys), interpretError(err))
+		}
+		if i < 0 || i >= len(keys) || found[i] {
+			return nil, fmt.Errorf("sqlitetable: get %d items: place %d answered out of turn", len(keys), i)
+		}
+		if err := decodeData(keys[i], raw, data(i)); err != nil {
+			return nil, err
+		}
+		found[i] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlitetable: get %d items: %w", len(keys), interpretError(err))
+	}
+	return found, nil
+}
+
 // RowQueryer is a transaction or connection on a table's file.
 type RowQueryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

@@ -112,6 +112,7 @@ var tableTests = []struct {
 	{"GetMissing", testGetMissing},
 	{"PutGetNormalizes", testPutGetNormalizes},
 	{"GetData", testGetData},
+	{"GetManyData", testGetManyData},
 	{"PutOverwriteAndConditions", testPutConditions},
 	{"Conditions", testConditions},
 	{"UpdateSetAddRemove", testUpdate},
@@ -271,6 +272,47 @@ func testGetData(t *testing.T, tb table.Table, _ Config) {
 	for _, k := range []table.Key{key(pk, "OLD"), key(pk, "MISSING")} {
 		if err := table.GetData(ctx, tb, k, &got); !errors.Is(err, table.ErrNotFound) {
 			t.Fatalf("GetData %s = %v, want ErrNotFound", k, err)
+		}
+	}
+}
+
+// testGetManyData: table.GetManyData reads what GetData reads, for more
+// keys than one request takes, with keys repeated, missing and expired.
+func testGetManyData(t *testing.T, tb table.Table, _ Config) {
+	type entity struct {
+		N int    `json:"n"`
+		S string `json:"s"`
+	}
+	pk := newPK("getmany")
+	var keys []table.Key
+	want := map[int]entity{}
+	for i := range 2*table.MaxGetMany + 30 {
+		k := key(pk, fmt.Sprintf("K%04d", i))
+		switch {
+		case i%7 == 3: // never written
+		case i%11 == 5:
+			MustPut(t, tb, item(pk, k.SK, table.AttrTTL, expired(), "data", map[string]any{"n": i}))
+		default:
+			MustPut(t, tb, item(pk, k.SK, "data", map[string]any{"n": i, "s": k.SK}))
+			want[len(keys)] = entity{N: i, S: k.SK}
+		}
+		keys = append(keys, k)
+		if i%13 == 0 {
+			if e, ok := want[len(keys)-1]; ok {
+				want[len(keys)] = e
+			}
+			keys = append(keys, k) // asked for twice
+		}
+	}
+	got := make([]entity, len(keys))
+	found, err := table.GetManyData(t.Context(), tb, keys, func(i int) any { return &got[i] })
+	if err != nil {
+		t.Fatalf("GetManyData: %v", err)
+	}
+	for i, k := range keys {
+		e, live := want[i]
+		if found[i] != live || got[i] != e {
+			t.Errorf("%s (place %d): found=%v %+v, want found=%v %+v", k, i, found[i], got[i], live, e)
 		}
 	}
 }
