@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,27 @@ stages:
 		t.Errorf("the table does not say why the segments failed:\n%s", stdout)
 	}
 	want(t, 0, []string{why}, "status", "--all", "--home", home)
+	// Each segment stage says what it did itself: the one that failed
+	// the segments failed, the one that answered them completed.
+	raw, _, code := cliAll("status", "--all", "--json", "--home", home)
+	var st struct {
+		Analyses []struct {
+			Steps map[string]struct {
+				Status string `json:"status"`
+				Error  string `json:"error"`
+			} `json:"steps"`
+		} `json:"analyses"`
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil || code != 0 || len(st.Analyses) != 1 {
+		t.Fatalf("status --json (exit %d): %v\n%s", code, err, raw)
+	}
+	steps := st.Analyses[0].Steps
+	if s := steps["broken"]; s.Status != "failed" || !strings.Contains(s.Error, "2 failed in this stage") {
+		t.Errorf("broken is %s (%q), want failed with its count", s.Status, s.Error)
+	}
+	if s := steps["fine"]; s.Status != "completed" || !strings.Contains(s.Error, "0 failed in this stage") {
+		t.Errorf("fine, which answered every segment, is %s (%q), want completed", s.Status, s.Error)
+	}
 }
 
 func TestStatusTextNamesFailedThenSkippedSegments(t *testing.T) {

@@ -414,8 +414,24 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 	if err != nil {
 		return nil, storageErr("read progress", err)
 	}
+	// Once every segment has ended (all of them failed, and finalize
+	// said so), the segment stages still open close by what they did
+	// themselves (batchStageChanges), not by the workflow's failure: a
+	// stage that answered every segment it was given did not fail.
+	closed := map[string]bool{}
+	if prog.TotalSegments > 0 && prog.SegmentsDone+prog.SegmentsFailed+prog.SegmentsSkipped == prog.TotalSegments {
+		if pipe, err := h.pipelineOf(ctx, prog); err == nil {
+			closes := batchStageChanges("", prog, pipe)
+			if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, closes...); err != nil {
+				return nil, storageErr("close segment stages", err)
+			}
+			for _, c := range closes {
+				closed[c.Step] = true
+			}
+		}
+	}
 	for name, st := range prog.Steps {
-		if st.Status == pipeline.StepInProgress {
+		if st.Status == pipeline.StepInProgress && !closed[name] {
 			if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, pipeline.StepChange{Step: name, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: pipeline.StepFailed, Error: reason}); err != nil {
 				return nil, storageErr("fail step", err)
 			}

@@ -375,6 +375,9 @@ func batchStageChanges(step string, prog pipeline.StepProgress, pipe *workflowPi
 	if step != "" {
 		before = pipe.def.Ancestors(step)
 	}
+	// When every segment has ended failed, a stage that failed some of
+	// them closes failed; the others, which answered theirs, completed.
+	allFailed := prog.SegmentsFailed > 0 && prog.SegmentsFailed == prog.TotalSegments
 	var changes []pipeline.StepChange
 	for _, st := range pipe.def.Stages {
 		if st.Scope != pipeline.ScopeSegment || done(prog.Steps[st.Name].Status) {
@@ -388,6 +391,9 @@ func batchStageChanges(step string, prog pipeline.StepProgress, pipe *workflowPi
 			Step: st.Name, Seen: s.Status, To: pipeline.StepCompleted,
 			From:  []pipeline.StepStatus{pipeline.StepPending, pipeline.StepInProgress, pipeline.StepFailed},
 			Error: segmentStageSummary(prog, st.Name),
+		}
+		if allFailed && s.SegmentsFailed > 0 {
+			c.To = pipeline.StepFailed
 		}
 		if s.SegmentsRun == 0 && s.SegmentsReused > 0 {
 			c.ReusedFrom = s.ReusedFrom // every segment's answer came from the cache
