@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline/table"
@@ -11,21 +12,21 @@ import (
 // countingTable counts the transactions written through it.
 type countingTable struct {
 	table.Table
-	writes int
+	writes atomic.Int64
 }
 
 func (c *countingTable) Transact(ctx context.Context, actions []table.TxAction) error {
-	c.writes++
+	c.writes.Add(1)
 	return c.Table.Transact(ctx, actions)
 }
 
 func (c *countingTable) Put(ctx context.Context, it table.Item, cond table.Cond) error {
-	c.writes++
+	c.writes.Add(1)
 	return c.Table.Put(ctx, it, cond)
 }
 
 func (c *countingTable) Update(ctx context.Context, key table.Key, updates []table.Update, cond table.Cond) (table.Item, error) {
-	c.writes++
+	c.writes.Add(1)
 	return c.Table.Update(ctx, key, updates, cond)
 }
 
@@ -46,7 +47,7 @@ func finishBatchFixture(t *testing.T, n int) (*Repository, *countingTable) {
 	if err := r.PutSegments(t.Context(), segs); err != nil {
 		t.Fatal(err)
 	}
-	ct.writes = 0
+	ct.writes.Store(0)
 	return r, ct
 }
 
@@ -95,8 +96,8 @@ func TestABatchRecordRidesOnItsSegmentsOutcomes(t *testing.T) {
 			if n, err := r.FinishBatch(t.Context(), "w", fins, rec); err != nil || n != c.segments {
 				t.Fatalf("FinishBatch: %d applied, %v", n, err)
 			}
-			if ct.writes != c.writes {
-				t.Errorf("%d writes, want %d", ct.writes, c.writes)
+			if got := ct.writes.Load(); got != int64(c.writes) {
+				t.Errorf("%d writes, want %d", got, c.writes)
 			}
 			checkBatchRecorded(t, r, c.segments)
 		})
