@@ -17,8 +17,8 @@ var (
 	// Textract for page images when DOCPIPE_OCR=textract, and the Lambda
 	// functions users' pipelines name as stages.
 	Steps = []string{
-		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem",
-		"dynamodb:DeleteItem",
+		"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems",
+		"dynamodb:UpdateItem", "dynamodb:DeleteItem",
 		"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
 		"s3:GetObject", "s3:HeadObject", "s3:ListObjectsV2", "s3:PutObject", "s3:UploadPart",
 		"transcribe:GetTranscriptionJob", "transcribe:StartTranscriptionJob",
@@ -33,7 +33,8 @@ var (
 	// Ingest is cmd/ingest: register (copy the upload to the document's
 	// own key, drop the copy when the content is known), start, reconcile.
 	Ingest = []string{
-		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem",
+		"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems",
+		"dynamodb:UpdateItem",
 		"s3:AbortMultipartUpload", "s3:CompleteMultipartUpload", "s3:CreateMultipartUpload", "s3:DeleteObject",
 		"s3:GetObject", "s3:HeadObject", "s3:PutObject", "s3:UploadPart",
 		"states:DescribeExecution", "states:StartExecution",
@@ -43,7 +44,7 @@ var (
 	// start, read the webhook's signing secret from Secrets Manager or
 	// Parameter Store.
 	Relay = []string{
-		"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem",
+		"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem",
 		"events:PutEvents",
 		"secretsmanager:GetSecretValue", "ssm:GetParameter",
 	}

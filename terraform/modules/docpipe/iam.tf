@@ -10,6 +10,7 @@
 locals {
   steps_actions = {
     table = [
+      "dynamodb:BatchGetItem",
       "dynamodb:ConditionCheckItem",
       "dynamodb:DeleteItem",
       "dynamodb:GetItem",
@@ -43,6 +44,7 @@ locals {
     # TransactWriteItems is authorized item by item, which is why the
     # transaction's delete and condition-check actions are here.
     table = [
+      "dynamodb:BatchGetItem",
       "dynamodb:ConditionCheckItem",
       "dynamodb:DeleteItem",
       "dynamodb:GetItem",

@@ -10,6 +10,7 @@ locals {
     # Read the outbox and project sinks; move events to delivered,
     # retrying or dead (single-item updates, never a transaction).
     table = [
+      "dynamodb:BatchGetItem",
       "dynamodb:GetItem",
       "dynamodb:Query",
       "dynamodb:UpdateItem",
