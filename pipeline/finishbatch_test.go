@@ -140,3 +140,61 @@ func TestABatchRecordSurvivesALostAnswer(t *testing.T) {
 	}
 	checkBatchRecorded(t, r, 2)
 }
+
+// A completion's cache offers are written with it, in the one write that
+// records it: on its own, beside other changes, and with the workflow's
+// outcome.
+func TestOffersRideOnTheirStepsCompletion(t *testing.T) {
+	t.Parallel()
+	ct := &countingTable{Table: openSQLite(t)}
+	r := NewRepository(ct)
+	ctx := t.Context()
+	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
+	ref := WorkflowRef{ProjectID: "p", DocumentID: "d", WorkflowID: "w"}
+	if err := r.CreateWorkflow(ctx, doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "a"}, {Name: "b"}, {Name: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowPending}, WorkflowInProgress, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{"a", "b", "c"} {
+		if _, err := r.TransitionSteps(ctx, ref, StepChange{Step: st, From: []StepStatus{StepPending}, To: StepInProgress}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offer := func(key, stage string) []CachedOutput {
+		return []CachedOutput{{Key: key, Stage: stage, Workflow: ref, Blob: "blob/" + key}}
+	}
+	done := func(step string, offers []CachedOutput) StepChange {
+		return StepChange{Step: step, Seen: StepInProgress, From: []StepStatus{StepInProgress}, To: StepCompleted, Offers: offers}
+	}
+	check := func(what string, writes int64, keys ...string) {
+		t.Helper()
+		if got := ct.writes.Swap(0); got != writes {
+			t.Errorf("%s: %d writes, want %d", what, got, writes)
+		}
+		for _, k := range keys {
+			if e, found, err := r.LookupStageCache(ctx, k); err != nil || !found || e.Blob != "blob/"+k {
+				t.Errorf("%s: offer %s: found=%v %+v, %v", what, k, found, e, err)
+			}
+		}
+	}
+	ct.writes.Store(0)
+	if _, err := r.TransitionSteps(ctx, ref, done("a", offer("ka", "a"))); err != nil {
+		t.Fatal(err)
+	}
+	check("one completion", 1, "ka")
+	twice := append(offer("kb", "b"), offer("kb", "b")...) // one key twice: stored once
+	if _, err := r.TransitionSteps(ctx, ref, done("b", twice), StepChange{Step: "c", Seen: StepInProgress, From: []StepStatus{StepInProgress}, To: StepFailed, Error: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	check("two changes", 1, "kb")
+	if _, err := r.TransitionSteps(ctx, ref, StepChange{Step: "c", Seen: StepFailed, From: []StepStatus{StepFailed}, To: StepInProgress}); err != nil {
+		t.Fatal(err)
+	}
+	ct.writes.Store(0)
+	if _, err := r.SetWorkflowStatus(ctx, ref, []WorkflowStatus{WorkflowInProgress}, WorkflowCompleted, "", StatusWithSteps(done("c", offer("kc", "c")))); err != nil {
+		t.Fatal(err)
+	}
+	check("with the outcome", 1, "kc")
+}

@@ -64,7 +64,11 @@ func (r *Repository) transitionStep(ctx context.Context, ref WorkflowRef, c Step
 			change.Updates = append(change.Updates, stepUpdates...)
 			actions = append([]table.TxAction{change, actions[1]}, wf...)
 		}
-		err := r.t.Transact(ctx, actions)
+		offers, err := r.offerActions([]StepChange{c})
+		if err != nil {
+			return err
+		}
+		err = r.t.Transact(ctx, append(actions, offers...))
 		if err == nil {
 			applied = true
 			return nil
@@ -103,6 +107,10 @@ type StepChange struct {
 	// Output, with ReusedFrom on a document stage's completion, is the
 	// blob holding the output it reused (StepState.Output).
 	Output string
+	// Offers, on a completion, are the stage cache entries for the
+	// outputs the step wrote (RecordStageCache), put in the same write:
+	// an output is offered once its step is recorded complete.
+	Offers []CachedOutput
 	// At is when the change happened; zero means when it is written. A
 	// completion recorded with the next step's start keeps its own time.
 	At time.Time
@@ -154,10 +162,11 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 	// A transaction holds the step item's update, one audit item per change
 	// and, when a change records info, both workflow items.
 	guarded := slices.ContainsFunc(todo, func(c StepChange) bool { return c.Workflow != "" })
-	if !guarded && (len(todo) < 2 || len(todo)+2 >= table.MaxTransactItems) {
+	size := len(todo) + 2 + offerCount(todo)
+	if !guarded && (len(todo) < 2 || size >= table.MaxTransactItems) {
 		return oneByOne(todo)
 	}
-	if guarded && len(todo)+2 >= table.MaxTransactItems {
+	if guarded && size >= table.MaxTransactItems {
 		return false, fmt.Errorf("pipeline: %d guarded step changes of %s do not fit one transaction", len(todo), ref.WorkflowID)
 	}
 	var change table.TxUpdate
@@ -197,7 +206,11 @@ func (r *Repository) TransitionSteps(ctx context.Context, ref WorkflowRef, chang
 	change.Key = StepKey(ref.WorkflowID)
 	change.Updates = append(change.Updates, updatedAt)
 	change.Cond = conds
-	err = r.t.Transact(ctx, append([]table.TxAction{change}, audits...))
+	offers, err := r.offerActions(todo)
+	if err != nil {
+		return false, err
+	}
+	err = r.t.Transact(ctx, append(append([]table.TxAction{change}, audits...), offers...))
 	if lostRace(err) && guarded {
 		// The caller decides again from a fresh read.
 		return false, fmt.Errorf("%w: workflow %s changed since its step item was kept: %v", ErrStale, ref.WorkflowID, err)
@@ -310,8 +323,11 @@ func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 			todo = append(todo, c)
 		}
 	}
-	if len(todo)+6 > table.MaxTransactItems {
+	if len(todo)+6+offerCount(todo) > table.MaxTransactItems {
 		return false, fmt.Errorf("pipeline: %d step changes of %s do not fit one transaction", len(todo), ref.WorkflowID)
+	}
+	if _, err := r.offerActions(todo); err != nil {
+		return false, err
 	}
 	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, o.seen, todo)
 }
@@ -364,7 +380,46 @@ func (r *Repository) withSteps(actions []table.TxAction, ref WorkflowRef, steps 
 		u.Cond = conds
 		out[i] = u
 	}
-	return out
+	offers, _ := r.offerActions(steps) // checked by SetWorkflowStatus
+	return append(out, offers...)
+}
+
+// offerCount is how many stage cache entries changes offer.
+func offerCount(changes []StepChange) int {
+	n := 0
+	for _, c := range changes {
+		n += len(c.Offers)
+	}
+	return n
+}
+
+// offerActions are the puts of the stage cache entries changes offer,
+// each key once (a transaction touches an item once; the same key is the
+// same output).
+func (r *Repository) offerActions(changes []StepChange) ([]table.TxAction, error) {
+	var acts []table.TxAction
+	seen := map[string]bool{}
+	now := FormatTime(r.now())
+	for _, c := range changes {
+		for _, o := range c.Offers {
+			if seen[o.Key] {
+				continue
+			}
+			seen[o.Key] = true
+			if err := validName("step", o.Stage); err != nil {
+				return nil, err
+			}
+			if o.CreatedAt == "" {
+				o.CreatedAt = now
+			}
+			it, err := entityItem(StageCacheKey(o.Key), o)
+			if err != nil {
+				return nil, err
+			}
+			acts = append(acts, table.TxPut{Item: it})
+		}
+	}
+	return acts, nil
 }
 
 // mergeStepChange adds step change c to u, an update of the step item of

@@ -260,10 +260,11 @@ func (h *handlers) segmentBuilder(ctx context.Context, in pipeline.StepInput, pi
 	if err := h.putJSON(ctx, key, manifest); err != nil {
 		return outcome{}, err
 	}
-	if err := h.offerExtraction(ctx, in.Workflow, pipe); err != nil {
+	offer, err := h.extractionOffer(ctx, in.Workflow, pipe)
+	if err != nil {
 		return outcome{}, err
 	}
-	return outcome{message: fmt.Sprintf("%d segments in %d batches", len(units), len(manifest))}, nil
+	return outcome{message: fmt.Sprintf("%d segments in %d batches", len(units), len(manifest)), offers: offer}, nil
 }
 
 // BuildManifest splits segments 1..n into batches of at most size.

@@ -104,18 +104,13 @@ func (h *handlers) reuseExtraction(ctx context.Context, in pipeline.StepInput, p
 		info: &pipeline.WorkflowInfo{TotalSegments: &total}, reusedFrom: from.WorkflowID}, true, nil
 }
 
-// offerExtraction records the workflow's finished extraction (its units,
-// final once ocr is done) as reusable.
-func (h *handlers) offerExtraction(ctx context.Context, ref pipeline.WorkflowRef, pipe *workflowPipeline) error {
+// extractionOffer is the stage cache entry offering the workflow's
+// finished extraction (its units, final once ocr is done), recorded with
+// segment_builder's completion.
+func (h *handlers) extractionOffer(ctx context.Context, ref pipeline.WorkflowRef, pipe *workflowPipeline) ([]pipeline.CachedOutput, error) {
 	key, err := h.extractionKey(ctx, ref, pipe)
 	if err != nil || key == "" {
-		return err
+		return nil, err
 	}
-	if err := h.flushBlobs(ctx); err != nil {
-		return err
-	}
-	if err := h.Repo.RecordStageCache(ctx, pipeline.CachedOutput{Key: key, Stage: pipeline.StepFormatParser, Workflow: ref, Blob: pipeline.UnitsBlobKey(ref)}); err != nil {
-		return storageErr("record stage cache", err)
-	}
-	return nil
+	return []pipeline.CachedOutput{{Key: key, Stage: pipeline.StepFormatParser, Workflow: ref, Blob: pipeline.UnitsBlobKey(ref)}}, nil
 }

@@ -99,6 +99,9 @@ type outcome struct {
 	// stage cache) rather than running, and output the blob holding it,
 	// for a document stage that points at it (StepState.Output).
 	reusedFrom, output string
+	// offers are the stage cache entries for what the step wrote,
+	// recorded with its completion (StepChange.Offers).
+	offers []pipeline.CachedOutput
 }
 
 // Register adds every builtin handler, the generic handlers of users'
@@ -203,7 +206,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if err := h.flushBlobs(ctx); err != nil {
 			return nil, err
 		}
-		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info, ReusedFrom: res.reusedFrom, Output: res.output}
+		end := pipeline.StepChange{Step: step, Seen: pipeline.StepInProgress, From: []pipeline.StepStatus{pipeline.StepInProgress}, To: to, Error: note, Info: res.info, ReusedFrom: res.reusedFrom, Output: res.output, Offers: res.offers}
 		if err := h.Recorder.Finish(ctx, in.Workflow, end); err != nil {
 			return nil, storageErr("finish step", err)
 		}

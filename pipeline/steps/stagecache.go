@@ -291,7 +291,8 @@ func (h *handlers) cachedResult(out func(pipeline.WorkflowRef) string, body step
 		if err != nil {
 			return res, err
 		}
-		return res, h.offerDocumentOutput(ctx, in.Workflow, st, key, out(in.Workflow))
+		res.offers = append(res.offers, documentOffer(in.Workflow, st, key, out(in.Workflow))...)
+		return res, nil
 	}
 }
 
@@ -374,17 +375,12 @@ func (h *handlers) reuseDocumentOutput(ctx context.Context, ref pipeline.Workflo
 	return outcome{message: "reused from " + from, reusedFrom: from, output: e.Blob}, true, nil
 }
 
-// offerDocumentOutput records the document stage output at outKey as
-// reusable under key ("" when the cache is off), once it is durable.
-func (h *handlers) offerDocumentOutput(ctx context.Context, ref pipeline.WorkflowRef, st pipeline.Stage, key, outKey string) error {
+// documentOffer is the stage cache entry offering the document stage
+// output at outKey under key (none when the cache is off: key ""). It
+// is recorded with the step's completion, once the blob is durable.
+func documentOffer(ref pipeline.WorkflowRef, st pipeline.Stage, key, outKey string) []pipeline.CachedOutput {
 	if key == "" {
 		return nil
 	}
-	if err := h.flushBlobs(ctx); err != nil {
-		return err
-	}
-	if err := h.Repo.RecordStageCache(ctx, pipeline.CachedOutput{Key: key, Stage: st.Name, Workflow: ref, Blob: outKey}); err != nil {
-		return storageErr("record stage cache", err)
-	}
-	return nil
+	return []pipeline.CachedOutput{{Key: key, Stage: st.Name, Workflow: ref, Blob: outKey}}
 }

@@ -157,10 +157,7 @@ func (h *handlers) runDocumentStage(ctx context.Context, in pipeline.StepInput, 
 	if err := blob.PutBytes(ctx, h.Blobs, outKey, res.Output); err != nil {
 		return outcome{}, storageErr("write stage output", err)
 	}
-	if err := h.offerDocumentOutput(ctx, in.Workflow, job.st, cacheKey, outKey); err != nil {
-		return outcome{}, err
-	}
-	return outcome{message: fmt.Sprintf("%d bytes of output", len(res.Output))}, nil
+	return outcome{message: fmt.Sprintf("%d bytes of output", len(res.Output)), offers: documentOffer(in.Workflow, job.st, cacheKey, outKey)}, nil
 }
 
 // userKind runs a user's segment stage: each segment's request carries
