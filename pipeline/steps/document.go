@@ -415,21 +415,9 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 	if err != nil {
 		return nil, storageErr("read progress", err)
 	}
-	// Once every segment has ended (all of them failed, and finalize
-	// said so), the segment stages still open close by what they did
-	// themselves (batchStageChanges), not by the workflow's failure: a
-	// stage that answered every segment it was given did not fail.
-	closed := map[string]bool{}
-	if prog.TotalSegments > 0 && prog.SegmentsDone+prog.SegmentsFailed+prog.SegmentsSkipped == prog.TotalSegments {
-		if pipe, err := h.pipelineOf(ctx, prog); err == nil {
-			closes := batchStageChanges("", prog, pipe)
-			if _, err := h.Repo.TransitionSteps(ctx, in.Workflow, closes...); err != nil {
-				return nil, storageErr("close segment stages", err)
-			}
-			for _, c := range closes {
-				closed[c.Step] = true
-			}
-		}
+	closed, err := h.closeAnsweredStages(ctx, in.Workflow, prog)
+	if err != nil {
+		return nil, err
 	}
 	for name, st := range prog.Steps {
 		if st.Status == pipeline.StepInProgress && !closed[name] {
@@ -442,6 +430,50 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 		return nil, storageErr("fail workflow", err)
 	}
 	return encodeOutput(pipeline.StepOutput{Step: in.Step, Message: reason})
+}
+
+// closeAnsweredStages closes, in a workflow whose every segment ended
+// failed (finalize said so), the segment stages still open by what they
+// did themselves (batchStageChanges), not by the workflow's failure: the
+// one that failed segments fails, and one that answered segments it was
+// given (a sibling's failure does not stop a stage; an upstream one does)
+// completes. A stage that answered none is left to fail with the
+// workflow. It returns the stages it closed.
+func (h *handlers) closeAnsweredStages(ctx context.Context, ref pipeline.WorkflowRef, prog pipeline.StepProgress) (map[string]bool, error) {
+	closed := map[string]bool{}
+	if prog.SegmentsFailed == 0 || prog.SegmentsFailed != prog.TotalSegments {
+		return closed, nil
+	}
+	pipe, err := h.pipelineOf(ctx, prog)
+	if err != nil {
+		return closed, nil // the failure is recorded all the same
+	}
+	failers := map[string]bool{} // the stages that failed a segment
+	if err := h.Repo.EachSegment(ctx, ref.WorkflowID, func(s pipeline.Segment) error {
+		failers[s.Stage] = true
+		return nil
+	}); err != nil {
+		return nil, storageErr("read segments", err)
+	}
+	var closes []pipeline.StepChange
+	for _, c := range batchStageChanges("", prog, pipe) {
+		before := pipe.def.Ancestors(c.Step)
+		answered := false
+		for f := range failers {
+			// A segment failed before any stage ran (no text, its
+			// OCR failed) was given to none.
+			given := f != "" && !slices.Contains(pipeline.IngestionStages, f)
+			answered = answered || given && f != c.Step && !slices.Contains(before, f)
+		}
+		if c.To == pipeline.StepFailed || answered {
+			closes = append(closes, c)
+			closed[c.Step] = true
+		}
+	}
+	if _, err := h.Repo.TransitionSteps(ctx, ref, closes...); err != nil {
+		return nil, storageErr("close segment stages", err)
+	}
+	return closed, nil
 }
 
 // FailureReason renders a caught error for people. Lambda puts a JSON
