@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -188,17 +190,28 @@ func StageCached(st Stage) bool {
 
 // CreateBackfillWorkflows gives every item without one its workflow on
 // version (StartBackfillWorkflow), in place: afterwards each item's
-// Target is the workflow to start.
+// Target is the workflow to start. The documents are independent, so
+// several are created at once: their writes overlap (and SQLite's one
+// writer commits them together).
 func (r *Repository) CreateBackfillWorkflows(ctx context.Context, items []BackfillItem, version int, stages []Stage, noCache bool) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(createBackfillsAtOnce)
 	for i := range items {
 		if items[i].Target != nil {
 			continue
 		}
-		wf, err := r.StartBackfillWorkflow(ctx, items[i].Previous, version, stages, noCache)
-		if err != nil {
-			return err
-		}
-		items[i].Target = &wf
+		g.Go(func() error {
+			wf, err := r.StartBackfillWorkflow(gctx, items[i].Previous, version, stages, noCache)
+			if err != nil {
+				return err
+			}
+			items[i].Target = &wf
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
+
+// createBackfillsAtOnce is how many backfill workflows are created at
+// once.
+const createBackfillsAtOnce = 8
