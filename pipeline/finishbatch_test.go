@@ -35,7 +35,16 @@ func (c *countingTable) Update(ctx context.Context, key table.Key, updates []tab
 func finishBatchFixture(t *testing.T, n int) (*Repository, *countingTable) {
 	t.Helper()
 	ct := &countingTable{Table: openSQLite(t)}
-	r := NewRepository(ct)
+	r := batchWorkflow(t, ct, n)
+	ct.writes.Store(0)
+	return r, ct
+}
+
+// batchWorkflow is a repository on tb with a workflow "w" of a segment
+// stage "an" and n pending segments.
+func batchWorkflow(t *testing.T, tb table.Table, n int) *Repository {
+	t.Helper()
+	r := NewRepository(tb)
 	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
 	if err := r.CreateWorkflow(t.Context(), doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "an", Scope: ScopeSegment}}); err != nil {
 		t.Fatal(err)
@@ -47,8 +56,7 @@ func finishBatchFixture(t *testing.T, n int) (*Repository, *countingTable) {
 	if err := r.PutSegments(t.Context(), segs); err != nil {
 		t.Fatal(err)
 	}
-	ct.writes.Store(0)
-	return r, ct
+	return r
 }
 
 // batchOf is the finishes and the record of a batch whose n segments
@@ -124,18 +132,10 @@ func TestABatchRecordSurvivesALostRace(t *testing.T) {
 func TestABatchRecordSurvivesALostAnswer(t *testing.T) {
 	t.Parallel()
 	lost := &answerLost{Table: openSQLite(t)}
-	r := NewRepository(lost)
-	doc := Document{ProjectID: "p", ID: "d", SHA256: "abc"}
-	ctx := t.Context()
-	if err := r.CreateWorkflow(ctx, doc, Workflow{ID: "w", ProjectID: "p", DocumentID: "d"}, []Stage{{Name: "an", Scope: ScopeSegment}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.PutSegments(ctx, []Segment{{WorkflowID: "w", Index: 1, Status: SegmentPending, Source: "text"}, {WorkflowID: "w", Index: 2, Status: SegmentPending, Source: "text"}}); err != nil {
-		t.Fatal(err)
-	}
+	r := batchWorkflow(t, lost, 2)
 	lost.armed = true
 	fins, rec := batchOf(2)
-	if n, err := r.FinishBatch(ctx, "w", fins, rec); err != nil || n != 2 {
+	if n, err := r.FinishBatch(t.Context(), "w", fins, rec); err != nil || n != 2 {
 		t.Fatalf("FinishBatch: %d applied, %v; want 2", n, err)
 	}
 	checkBatchRecorded(t, r, 2)
