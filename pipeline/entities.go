@@ -224,6 +224,12 @@ func (p StepProgress) SegmentCounts() string {
 	return fmt.Sprintf("%s done, %d failed, %d skipped", SegmentCount(p.SegmentsDone), p.SegmentsFailed, p.SegmentsSkipped)
 }
 
+// EverySegmentFailed says the workflow has segments and every one of them
+// ended failed: a workflow that fails with no result.
+func (p StepProgress) EverySegmentFailed() bool {
+	return p.SegmentsFailed > 0 && p.SegmentsFailed == p.TotalSegments
+}
+
 // Segment is one page or section of a document. Its text and analysis live
 // in the blob store; the item keeps only small fields.
 type Segment struct {

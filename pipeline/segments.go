@@ -383,8 +383,8 @@ func (b BatchRecord) empty() bool { return b.Reused == 0 && b.Ran == 0 && len(b.
 // as the last chunk of outcomes when it fits there, else on its own
 // before them: a batch of a small document then costs one write.
 func (r *Repository) FinishBatch(ctx context.Context, workflowID string, fins []SegmentFinish, rec BatchRecord) (int, error) {
-	for _, name := range append([]string{rec.Stage}, offerStages(rec.Offers)...) {
-		if err := validName("step", name); name != "" && err != nil {
+	if rec.Stage != "" {
+		if err := validName("step", rec.Stage); err != nil {
 			return 0, err
 		}
 	}
@@ -401,7 +401,7 @@ func (r *Repository) FinishBatch(ctx context.Context, workflowID string, fins []
 	if last == 0 && len(fins) > 0 {
 		last = finishChunk
 	}
-	if len(fins) == 0 || last+1+len(rec.Offers) > table.MaxTransactItems || dupOffers(rec.Offers) {
+	if len(fins) == 0 || last+1+len(rec.Offers) > table.MaxTransactItems {
 		if err := alone(); err != nil {
 			return 0, err
 		}
@@ -439,27 +439,6 @@ func (r *Repository) FinishBatch(ctx context.Context, workflowID string, fins []
 		}
 	}
 	return applied, nil
-}
-
-func offerStages(offers []CachedOutput) []string {
-	names := make([]string, len(offers))
-	for i, o := range offers {
-		names[i] = o.Stage
-	}
-	return names
-}
-
-// dupOffers says whether offers repeat a key, which one transaction
-// cannot write twice (RecordStageCache stores it once).
-func dupOffers(offers []CachedOutput) bool {
-	seen := make(map[string]bool, len(offers))
-	for _, o := range offers {
-		if seen[o.Key] {
-			return true
-		}
-		seen[o.Key] = true
-	}
-	return false
 }
 
 // statusBefore is the status each finishing segment is in: the one its
@@ -539,17 +518,11 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 	}
 	var stepCond table.Cond = table.Exists{Path: table.AttrPK}
 	if !rec.empty() {
-		now := FormatTime(r.now())
-		for _, o := range rec.Offers {
-			if o.CreatedAt == "" {
-				o.CreatedAt = now
-			}
-			it, err := entityItem(StageCacheKey(o.Key), o)
-			if err != nil {
-				return 0, false, err
-			}
-			actions = append(actions, table.TxPut{Item: it})
+		puts, err := r.offerPuts(rec.Offers)
+		if err != nil {
+			return 0, false, err
 		}
+		actions = append(actions, puts...)
 		if counts := stageCountUpdates(rec.Stage, rec.Reused, rec.Ran, rec.From); len(counts) > 0 {
 			counters = append(counters, counts...)
 			stepCond = table.Exists{Path: stepPath(rec.Stage, "status")}

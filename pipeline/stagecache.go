@@ -126,39 +126,48 @@ func (r *Repository) LookupStageCaches(ctx context.Context, keys []string) (outs
 // twice (two identical segments of one batch) is stored once: a
 // transaction may touch an item only once.
 func (r *Repository) RecordStageCache(ctx context.Context, outs ...CachedOutput) error {
-	now := FormatTime(r.now())
-	seen := make(map[string]bool, len(outs))
-	outs = slices.DeleteFunc(slices.Clone(outs), func(o CachedOutput) bool {
-		dup := seen[o.Key]
-		seen[o.Key] = true
-		return dup
-	})
-	for len(outs) > 0 {
-		n := min(len(outs), table.MaxTransactItems)
-		acts := make([]table.TxAction, 0, n)
-		for _, o := range outs[:n] {
-			if err := validName("step", o.Stage); err != nil {
-				return err
-			}
-			if o.CreatedAt == "" {
-				o.CreatedAt = now
-			}
-			it, err := entityItem(StageCacheKey(o.Key), o)
-			if err != nil {
-				return err
-			}
-			acts = append(acts, table.TxPut{Item: it})
-		}
+	puts, err := r.offerPuts(outs)
+	if err != nil {
+		return err
+	}
+	for acts := range slices.Chunk(puts, table.MaxTransactItems) {
 		if len(acts) == 1 {
-			if err := r.t.Put(ctx, acts[0].(table.TxPut).Item, nil); err != nil {
-				return fmt.Errorf("pipeline: record stage cache: %w", err)
-			}
-		} else if err := r.t.Transact(ctx, acts); err != nil {
+			err = r.t.Put(ctx, acts[0].(table.TxPut).Item, nil)
+		} else {
+			err = r.t.Transact(ctx, acts)
+		}
+		if err != nil {
 			return fmt.Errorf("pipeline: record stage cache: %w", err)
 		}
-		outs = outs[n:]
 	}
 	return nil
+}
+
+// offerPuts are the puts that store cached outputs, each key once (a
+// transaction may touch an item once, and the same key is the same
+// output), dated now when they carry no time.
+func (r *Repository) offerPuts(outs []CachedOutput) ([]table.TxAction, error) {
+	now := FormatTime(r.now())
+	seen := make(map[string]bool, len(outs))
+	var puts []table.TxAction
+	for _, o := range outs {
+		if seen[o.Key] {
+			continue
+		}
+		seen[o.Key] = true
+		if err := validName("step", o.Stage); err != nil {
+			return nil, err
+		}
+		if o.CreatedAt == "" {
+			o.CreatedAt = now
+		}
+		it, err := entityItem(StageCacheKey(o.Key), o)
+		if err != nil {
+			return nil, err
+		}
+		puts = append(puts, table.TxPut{Item: it})
+	}
+	return puts, nil
 }
 
 // OwnOutput makes the workflow ref's own blob own the one its readers

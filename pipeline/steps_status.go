@@ -326,9 +326,6 @@ func (r *Repository) SetWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 	if len(todo)+6+offerCount(todo) > table.MaxTransactItems {
 		return false, fmt.Errorf("pipeline: %d step changes of %s do not fit one transaction", len(todo), ref.WorkflowID)
 	}
-	if _, err := r.offerActions(todo); err != nil {
-		return false, err
-	}
 	return r.setWorkflowStatus(ctx, ref, from, to, errMsg, false, o.seen, todo)
 }
 
@@ -361,9 +358,9 @@ func StatusWithSteps(changes ...StepChange) StatusOption {
 // withSteps merges step changes into a status change's actions: their
 // updates and conditions into its update of the step item, their audit
 // items after it.
-func (r *Repository) withSteps(actions []table.TxAction, ref WorkflowRef, steps []StepChange) []table.TxAction {
+func (r *Repository) withSteps(actions []table.TxAction, ref WorkflowRef, steps []StepChange) ([]table.TxAction, error) {
 	if len(steps) == 0 {
-		return actions
+		return actions, nil
 	}
 	out := slices.Clone(actions)
 	for i, a := range out {
@@ -380,8 +377,8 @@ func (r *Repository) withSteps(actions []table.TxAction, ref WorkflowRef, steps 
 		u.Cond = conds
 		out[i] = u
 	}
-	offers, _ := r.offerActions(steps) // checked by SetWorkflowStatus
-	return append(out, offers...)
+	offers, err := r.offerActions(steps)
+	return append(out, offers...), err
 }
 
 // offerCount is how many stage cache entries changes offer.
@@ -393,33 +390,14 @@ func offerCount(changes []StepChange) int {
 	return n
 }
 
-// offerActions are the puts of the stage cache entries changes offer,
-// each key once (a transaction touches an item once; the same key is the
-// same output).
+// offerActions are the puts of the stage cache entries changes offer
+// (offerPuts).
 func (r *Repository) offerActions(changes []StepChange) ([]table.TxAction, error) {
-	var acts []table.TxAction
-	seen := map[string]bool{}
-	now := FormatTime(r.now())
+	var offers []CachedOutput
 	for _, c := range changes {
-		for _, o := range c.Offers {
-			if seen[o.Key] {
-				continue
-			}
-			seen[o.Key] = true
-			if err := validName("step", o.Stage); err != nil {
-				return nil, err
-			}
-			if o.CreatedAt == "" {
-				o.CreatedAt = now
-			}
-			it, err := entityItem(StageCacheKey(o.Key), o)
-			if err != nil {
-				return nil, err
-			}
-			acts = append(acts, table.TxPut{Item: it})
-		}
+		offers = append(offers, c.Offers...)
 	}
-	return acts, nil
+	return r.offerPuts(offers)
 }
 
 // mergeStepChange adds step change c to u, an update of the step item of
@@ -469,7 +447,11 @@ func (r *Repository) setWorkflowStatus(ctx context.Context, ref WorkflowRef, fro
 			return err
 		}
 		change := NewID()
-		actions := append(r.withSteps(r.statusActions(ref, slots.from, to, errMsg, change), ref, steps), slots.actions...)
+		actions, err := r.withSteps(r.statusActions(ref, slots.from, to, errMsg, change), ref, steps)
+		if err != nil {
+			return err
+		}
+		actions = append(actions, slots.actions...)
 		err = r.t.Transact(ctx, withOutcomeEvent(actions, event))
 		if err == nil {
 			applied = true

@@ -310,7 +310,7 @@ func (h *handlers) finalize(ctx context.Context, payload []byte) ([]byte, error)
 		if finished := prog.SegmentsDone + prog.SegmentsFailed + prog.SegmentsSkipped; finished != prog.TotalSegments {
 			return pipeline.StepStart{}, &steperr.UnexpectedError{Reason: fmt.Sprintf("%d of %d segments have no result", prog.TotalSegments-finished, prog.TotalSegments)}
 		}
-		if prog.SegmentsDone+prog.SegmentsSkipped == 0 && prog.SegmentsFailed > 0 {
+		if prog.EverySegmentFailed() { // and every segment has ended (above)
 			// The first segment's reason goes with it, as for a partial result.
 			note, err := h.failedSegmentsNote(ctx, in.Workflow.WorkflowID, prog.SegmentsFailed)
 			if err != nil {
@@ -441,7 +441,7 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 // workflow. It returns the stages it closed.
 func (h *handlers) closeAnsweredStages(ctx context.Context, ref pipeline.WorkflowRef, prog pipeline.StepProgress) (map[string]bool, error) {
 	closed := map[string]bool{}
-	if prog.SegmentsFailed == 0 || prog.SegmentsFailed != prog.TotalSegments {
+	if !prog.EverySegmentFailed() {
 		return closed, nil
 	}
 	pipe, err := h.pipelineOf(ctx, prog)

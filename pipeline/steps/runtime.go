@@ -380,7 +380,7 @@ func batchStageChanges(step string, prog pipeline.StepProgress, pipe *workflowPi
 	}
 	// When every segment has ended failed, a stage that failed some of
 	// them closes failed; the others, which answered theirs, completed.
-	allFailed := prog.SegmentsFailed > 0 && prog.SegmentsFailed == prog.TotalSegments
+	allFailed := prog.EverySegmentFailed()
 	var changes []pipeline.StepChange
 	for _, st := range pipe.def.Stages {
 		if st.Scope != pipeline.ScopeSegment || done(prog.Steps[st.Name].Status) {
