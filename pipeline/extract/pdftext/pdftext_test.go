@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -368,6 +369,13 @@ func TestClassify(t *testing.T) {
 		if got := steperr.Name(classify("pdftotext", c.stderr, exitErr)); got != c.want {
 			t.Errorf("classify(%q) = %s, want %s", c.stderr, got, c.want)
 		}
+	}
+	// pdftotext runs quiet: a PDF it cannot open may leave nothing on
+	// stderr, and the reason must still say something.
+	exit1 := exec.Command("sh", "-c", "exit 1").Run()
+	err := classify("pdftotext", "", exit1)
+	if steperr.Name(err) != steperr.NameInvalidDocument || !strings.HasSuffix(err.Error(), "damaged or not a PDF") {
+		t.Errorf("classify of a silent exit 1 = %s %q, want an invalid document saying why", steperr.Name(err), err)
 	}
 }
 

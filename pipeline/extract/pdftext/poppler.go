@@ -381,6 +381,10 @@ func classify(tool, stderr string, err error) error {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if exit.ExitCode() == 1 { // pdftotext/pdfinfo: error opening the PDF
+			if msg == "" {
+				// pdftotext runs quiet (-q), so it often says nothing.
+				msg = "it is damaged or not a PDF"
+			}
 			return &steperr.InvalidDocumentError{Reason: fmt.Sprintf("%s could not open the PDF: %s", tool, msg)}
 		}
 		if !exit.Exited() { // killed by a signal, typically the memory limit
