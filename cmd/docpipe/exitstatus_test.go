@@ -73,6 +73,14 @@ stages:
     scope: segment
     needs: [segment_builder]
     run: {command: [sh, -c, "cat >/dev/null; echo nope >&2; exit 4"]}
+  - name: after
+    scope: segment
+    needs: [broken]
+    run: {command: [sh, -c, "cat >/dev/null; echo '{}'"]}
+  - name: report
+    scope: document
+    needs: [after]
+    run: {command: [sh, -c, "cat >/dev/null; echo '{}'"]}
 `)
 	writeFile(t, doc, "# One\n\nFirst part.\n\n# Two\n\nSecond part.\n")
 	stdout, _, code := cliAll("run", doc, "--pipeline", file, "--home", home, "--progress", "none")
@@ -89,7 +97,8 @@ stages:
 	raw, _, code := cliAll("status", "--all", "--json", "--home", home)
 	var st struct {
 		Analyses []struct {
-			Steps map[string]struct {
+			WorkflowID string `json:"workflow_id"`
+			Steps      map[string]struct {
 				Status string `json:"status"`
 				Error  string `json:"error"`
 			} `json:"steps"`
@@ -104,6 +113,15 @@ stages:
 	}
 	if s := steps["fine"]; s.Status != "completed" || !strings.Contains(s.Error, "0 failed in this stage") {
 		t.Errorf("fine, which answered every segment, is %s (%q), want completed", s.Status, s.Error)
+	}
+	// A stage whose every input failed upstream answered nothing: it
+	// fails with the workflow, whichever step closes it, rather than
+	// promise an output it does not have.
+	if s := steps["after"]; s.Status != "failed" {
+		t.Errorf("after, which was given no segment, is %s (%q), want failed", s.Status, s.Error)
+	}
+	if _, errOut, code := cliAll("show", "--home", home, "--stage", "after", st.Analyses[0].WorkflowID); code == 0 {
+		t.Errorf("show --stage after succeeded for a stage that answered nothing: %s", errOut)
 	}
 }
 

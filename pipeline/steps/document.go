@@ -434,11 +434,8 @@ func (h *handlers) workflowFailed(ctx context.Context, payload []byte) ([]byte, 
 
 // closeAnsweredStages closes, in a workflow whose every segment ended
 // failed (finalize said so), the segment stages still open by what they
-// did themselves (batchStageChanges), not by the workflow's failure: the
-// one that failed segments fails, and one that answered segments it was
-// given (a sibling's failure does not stop a stage; an upstream one does)
-// completes. A stage that answered none is left to fail with the
-// workflow. It returns the stages it closed.
+// did themselves (stageChanges), not by the workflow's failure. It
+// returns the stages it closed.
 func (h *handlers) closeAnsweredStages(ctx context.Context, ref pipeline.WorkflowRef, prog pipeline.StepProgress) (map[string]bool, error) {
 	closed := map[string]bool{}
 	if !prog.EverySegmentFailed() {
@@ -448,6 +445,32 @@ func (h *handlers) closeAnsweredStages(ctx context.Context, ref pipeline.Workflo
 	if err != nil {
 		return closed, nil // the failure is recorded all the same
 	}
+	closes, err := h.stageChanges(ctx, ref, "", prog, pipe)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range closes {
+		closed[c.Step] = true
+	}
+	if _, err := h.Repo.TransitionSteps(ctx, ref, closes...); err != nil {
+		return nil, storageErr("close segment stages", err)
+	}
+	return closed, nil
+}
+
+// stageChanges closes the open segment stages step waits for (all of
+// them for step ""), as batchStageChanges says, and in a workflow whose
+// every segment ended failed, by what each did itself: the one that
+// failed segments fails, and one that answered segments it was given (a
+// sibling's failure does not stop a stage; an upstream one does)
+// completes. A stage that answered none stays open, to fail with the
+// workflow, which fails with every segment failed: completed, it would
+// promise an output it does not have.
+func (h *handlers) stageChanges(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress, pipe *workflowPipeline) ([]pipeline.StepChange, error) {
+	changes := batchStageChanges(step, prog, pipe)
+	if !prog.EverySegmentFailed() || len(changes) == 0 {
+		return changes, nil
+	}
 	failers := map[string]bool{} // the stages that failed a segment
 	if err := h.Repo.EachSegment(ctx, ref.WorkflowID, func(s pipeline.Segment) error {
 		failers[s.Stage] = true
@@ -456,7 +479,7 @@ func (h *handlers) closeAnsweredStages(ctx context.Context, ref pipeline.Workflo
 		return nil, storageErr("read segments", err)
 	}
 	var closes []pipeline.StepChange
-	for _, c := range batchStageChanges("", prog, pipe) {
+	for _, c := range changes {
 		before := pipe.def.Ancestors(c.Step)
 		answered := false
 		for f := range failers {
@@ -467,13 +490,9 @@ func (h *handlers) closeAnsweredStages(ctx context.Context, ref pipeline.Workflo
 		}
 		if c.To == pipeline.StepFailed || answered {
 			closes = append(closes, c)
-			closed[c.Step] = true
 		}
 	}
-	if _, err := h.Repo.TransitionSteps(ctx, ref, closes...); err != nil {
-		return nil, storageErr("close segment stages", err)
-	}
-	return closed, nil
+	return closes, nil
 }
 
 // FailureReason renders a caught error for people. Lambda puts a JSON

@@ -255,7 +255,10 @@ func (h *handlers) begin(ctx context.Context, in pipeline.StepInput, handler str
 			prog.Status = pipeline.WorkflowInProgress
 		}
 		pipe = p
-		changes := batchStageChanges(step, *prog, p)
+		changes, err := h.stageChanges(ctx, in.Workflow, step, *prog, p)
+		if err != nil {
+			return pipeline.StepStart{}, err
+		}
 		if !in.Skip {
 			changes = append(changes, pipeline.StepChange{Step: step, Seen: prog.Steps[step].Status, From: []pipeline.StepStatus{pipeline.StepPending, pipeline.StepFailed}, To: pipeline.StepInProgress})
 		}
@@ -359,12 +362,16 @@ func (h *handlers) batch(handler string, body stepFunc) pipeline.Handler {
 
 // closeBatchStages completes the segment stages step waits for (reaching
 // it means their fan-out has finished). The other steps write the same
-// changes (batchStageChanges) with their own.
+// changes (stageChanges) with their own.
 func (h *handlers) closeBatchStages(ctx context.Context, ref pipeline.WorkflowRef, step string, prog pipeline.StepProgress, pipe *workflowPipeline) error {
 	// No flush: each segment's blobs were made durable before its outcome
 	// was recorded (finishSegments), so the stage's blobs are durable
 	// before it is recorded complete.
-	if _, err := h.Repo.TransitionSteps(ctx, ref, batchStageChanges(step, prog, pipe)...); err != nil {
+	changes, err := h.stageChanges(ctx, ref, step, prog, pipe)
+	if err != nil {
+		return err
+	}
+	if _, err := h.Repo.TransitionSteps(ctx, ref, changes...); err != nil {
 		return storageErr("close segment stages", err)
 	}
 	return nil

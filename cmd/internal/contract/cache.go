@@ -60,6 +60,33 @@ func (c *Case) keyChanges(st Stage, changed string) bool {
 	return ch.Runs() && st.Kind != KindBuiltin && slices.Contains(st.Needs, changed)
 }
 
+// answeredNone reports whether changed is a segment stage that answered
+// no segment of d for st to read: every call it made for d failed (the
+// faults are permanent, so the backfill's fail alike). A document stage
+// needing it then reads the same failures, with nothing that echoes the
+// changed settings, and its key stays the same. It is not sure when a
+// stage beside changed may have kept a segment from it, in one run and
+// not the other.
+func (c *Case) answeredNone(d Doc, st Stage, changed string, called, failed map[FaultKey]bool) (none, sure bool) {
+	ch, _ := c.Stage(changed)
+	if st.Scope != ScopeDocument || ch.Scope != ScopeSegment {
+		return false, true
+	}
+	none, sure = true, true
+	for _, b := range c.batches(ch, d) {
+		for _, seg := range b {
+			k := FaultKey{Doc: d.Name, Stage: changed, Segment: seg}
+			if called[k] && !failed[k] {
+				return false, true
+			}
+			if c.mayRun(d, ch, seg) && !c.certainlyRuns(d, ch, seg) && !called[k] {
+				sure = false
+			}
+		}
+	}
+	return none, sure
+}
+
 // RunCached runs c as Run does, then moves its documents with docpipe
 // backfill onto the next version, where the stage at index change has
 // other settings, and checks the stage cache: exactly the stages whose
@@ -193,6 +220,13 @@ func (r Runner) checkReuse(ctx context.Context, c *Case, changed, home string, f
 		from := first[d.Name].WorkflowID
 		for _, st := range c.Stages {
 			changes := c.keyChanges(st, changed)
+			if changes {
+				none, sure := c.answeredNone(d, st, changed, calledBefore, failedBefore)
+				if !sure {
+					continue // whether it reads an answer is a matter of timing
+				}
+				changes = !none
+			}
 			runsAgain, unsure, answered := false, false, false
 			for _, b := range c.batches(st, d) {
 				for _, seg := range b {
