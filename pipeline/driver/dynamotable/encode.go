@@ -53,6 +53,9 @@ func decodeItem(av map[string]types.AttributeValue) (table.Item, error) {
 	}
 	item := make(table.Item, len(raw))
 	for name, v := range raw {
+		if name == attrWriteToken {
+			continue // the driver's own, not the item's (updateToken)
+		}
 		n, err := table.NormalizeValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("dynamotable: decode attribute %s: %w", name, err)

@@ -2,11 +2,14 @@ package dynamotable
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"reflect"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
@@ -95,4 +98,39 @@ func returnOldOnFailure(cond table.Cond) types.ReturnValuesOnConditionCheckFailu
 		return ""
 	}
 	return types.ReturnValuesOnConditionCheckFailureAllOld
+}
+
+// An Update resent after its answer was lost meets the item it has
+// already changed: an Add would count twice, and a conditional update
+// fails the condition it just made false. So each Update writes a fresh
+// random token into the item (attrWriteToken), on the condition that the
+// item does not hold that token yet. A resend that fails on the token
+// finds its own write there, which no Update or Put has overwritten since
+// (each Update writes its own token; a Put replaces the item without
+// one), and reports success with the item as stored: as its write left it,
+// or as a transaction changed it since. Transactions carry DynamoDB's
+// ClientRequestToken instead, and decodeItem hides the attribute.
+
+// attrWriteToken is the attribute holding the token of the last Update.
+const attrWriteToken = "_write"
+
+// newWriteToken returns a token no other Update will draw.
+func newWriteToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// withWriteToken adds the token's Set to ub and its condition to conds.
+func withWriteToken(ub expression.UpdateBuilder, conds []expression.ConditionBuilder, token string) (expression.UpdateBuilder, []expression.ConditionBuilder) {
+	n, v := expression.Name(attrWriteToken), expression.Value(token)
+	ub = ub.Set(n, v)
+	return ub, append(conds, expression.Or(expression.AttributeNotExists(n), n.NotEqual(v)))
+}
+
+// wroteToken reports whether stored, an item as the service returned it,
+// holds token: the Update that drew it has been applied.
+func wroteToken(stored map[string]types.AttributeValue, token string) bool {
+	s, ok := stored[attrWriteToken].(*types.AttributeValueMemberS)
+	return ok && token != "" && s.Value == token
 }

@@ -124,3 +124,45 @@ func TestTransactWhoseAnswerWasLost(t *testing.T) {
 		t.Fatalf("counter %v after a refused transaction, want 1", got["n"])
 	}
 }
+
+// An update whose answer was lost is resent; an Add must count once, and
+// a conditional update must not fail the condition it made false itself.
+func TestUpdateWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	tb, lc := newLosingTable(t)
+	ctx := t.Context()
+	k := table.Key{PK: "P#up", SK: "COUNT"}
+	for range 2 {
+		lc.arm("UpdateItem")
+		got, err := tb.Update(ctx, k, []table.Update{table.Add{Path: "n", Delta: 1}}, nil)
+		if err != nil {
+			t.Fatalf("add whose answer was lost: %v", err)
+		}
+		if _, ok := got["_write"]; ok || len(got) != 3 {
+			t.Errorf("update returned %v: the driver's own attribute shows", got)
+		}
+	}
+	if lc.lost != 2 {
+		t.Fatalf("%d answers lost, want 2", lc.lost)
+	}
+	got, err := tb.Get(ctx, k)
+	if err != nil || got["n"] != 2.0 {
+		t.Fatalf("counter %v (%v), want 2: an add applied twice or not at all", got, err)
+	}
+	if _, ok := got["_write"]; ok {
+		t.Errorf("get returned %v: the driver's own attribute shows", got)
+	}
+	lc.arm("UpdateItem")
+	move := []table.Update{table.Set{Path: "state", Value: "done"}, table.Add{Path: "n", Delta: 1}}
+	if _, err := tb.Update(ctx, k, move, table.NotExists{Path: "state"}); err != nil {
+		t.Fatalf("conditional update whose answer was lost: %v", err)
+	}
+	if got, _ := tb.Get(ctx, k); got["n"] != 3.0 || got["state"] != "done" {
+		t.Fatalf("item %v, want n 3 and state done", got)
+	}
+	// The same change again is another writer's, resent or not: refused.
+	lc.arm("UpdateItem")
+	if _, err := tb.Update(ctx, k, move, table.NotExists{Path: "state"}); !errors.Is(err, table.ErrConditionFailed) {
+		t.Fatalf("update whose condition another write made false, resent: %v, want ErrConditionFailed", err)
+	}
+}

@@ -80,7 +80,7 @@ func (t *Table) txItem(a table.TxAction, guarded *bool, at *int64) (types.Transa
 			ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure,
 		}}, x.Item.Key(), nil
 	case table.TxUpdate:
-		p, err := t.updateParts(x.Key, x.Updates, x.Cond)
+		p, err := t.updateParts(x.Key, x.Updates, x.Cond, "") // a transaction has its ClientRequestToken
 		if err != nil {
 			return types.TransactWriteItem{}, table.Key{}, err
 		}

@@ -20,10 +20,15 @@ import (
 // A Remove below a missing parent fails with table.ErrInvalidUpdate, as
 // DynamoDB refuses it.
 func (t *Table) Update(ctx context.Context, key table.Key, updates []table.Update, cond table.Cond) (table.Item, error) {
-	p, err := t.updateParts(key, updates, cond)
+	token := ""
+	if len(updates) > 0 {
+		token = newWriteToken()
+	}
+	p, err := t.updateParts(key, updates, cond, token)
 	if err != nil {
 		return nil, err
 	}
+	var a attempts
 	out, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(t.name),
 		Key:                       keyAV(key),
@@ -35,8 +40,12 @@ func (t *Table) Update(ctx context.Context, key table.Key, updates []table.Updat
 		// The item that failed the condition comes back at no extra cost;
 		// guardFailed needs it to tell a caller's condition from a guard.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	}, a.option)
 	var ccf *types.ConditionalCheckFailedException
+	if a.resent() && errors.As(err, &ccf) && wroteToken(ccf.Item, token) {
+		// An earlier attempt applied this update: the item is as it left it.
+		return decodeItem(ccf.Item)
+	}
 	if p.guarded && errors.As(err, &ccf) && guardFailed(cond, p.now, ccf.Item) {
 		return nil, fmt.Errorf("dynamotable: update %s: %w: a parent of a nested path is not a map, or an Add found a non-number", key, table.ErrInvalidUpdate)
 	}
@@ -61,7 +70,10 @@ type updateParts struct {
 	now          int64 // the time expiry was judged at
 }
 
-func (t *Table) updateParts(key table.Key, updates []table.Update, cond table.Cond) (updateParts, error) {
+// updateParts builds the expressions; a non-empty token is written with
+// the updates, on the condition that the item does not carry it already
+// (updateToken).
+func (t *Table) updateParts(key table.Key, updates []table.Update, cond table.Cond, token string) (updateParts, error) {
 	p := updateParts{now: t.nowUnix()}
 	if err := checkKey(key); err != nil {
 		return p, err
@@ -77,6 +89,9 @@ func (t *Table) updateParts(key table.Key, updates []table.Update, cond table.Co
 	conds := guards
 	if hasCond {
 		conds = append([]expression.ConditionBuilder{cb}, guards...)
+	}
+	if token != "" {
+		ub, conds = withWriteToken(ub, conds, token)
 	}
 	if len(updates) == 0 && len(conds) == 0 {
 		return p, nil
