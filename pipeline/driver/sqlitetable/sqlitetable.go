@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"sync"
 	"time"
 
@@ -85,9 +86,13 @@ const (
 	// busyTimeout is how long a write waits for another process holding
 	// the database lock.
 	busyTimeout = 10 * time.Second
-	// readers is the size of the read connection pool.
-	readers = 4
 )
+
+// readers is the size of the read connection pool: a connection a core,
+// and at least 4. The translated SQLite runs reads on the CPU of the
+// goroutine asking, so fewer connections than cores would queue readers
+// that have a core to run on.
+func readers() int { return max(4, runtime.GOMAXPROCS(0)) }
 
 // WithClock injects the clock that decides which items have expired.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
@@ -150,8 +155,8 @@ func Open(path string, opts ...Option) (*Table, error) {
 		writer.Close()
 		return nil, interpretError(err)
 	}
-	reader.SetMaxOpenConns(readers)
-	reader.SetMaxIdleConns(readers)
+	reader.SetMaxOpenConns(readers())
+	reader.SetMaxIdleConns(readers())
 	t.reader = reader
 	ckpt, err := sql.Open("sqlite", dsn(path, "synchronous(NORMAL)"))
 	if err != nil {
