@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docpipe/docpipe/pipeline"
+	"github.com/docpipe/docpipe/pipeline/analyze"
 	"github.com/docpipe/docpipe/pipeline/driver/dirblob"
 )
 
@@ -74,6 +76,38 @@ func TestTheAnalysisStoreReadsBackWhatItWrote(t *testing.T) {
 		}
 		if g.Error != l.Error || fmt.Sprint(want) != fmt.Sprint(have) {
 			t.Errorf("segment %d: read %q %s, wrote %q %s", l.Index, g.Error, g.Output, l.Error, l.Output)
+		}
+	}
+}
+
+// The analysis batch blob is written by hand for speed; it must be what
+// json.Marshal writes, byte for byte, for any analysis and any reason.
+func TestEncodeEntriesIsJSONMarshal(t *testing.T) {
+	texts := []string{
+		"", "plain words", "<script>&amp;</script>", "quote \" and \\ slash",
+		"tab\tnew\nline\r\x00\x1f", "ünïcødé ✓ 🍑", "line\u2028sep\u2029", "bad \xff utf-8",
+	}
+	var entries []rawEntry
+	for i, text := range texts {
+		res, err := json.Marshal(analyze.AnalyzeSegment(text+" plums and apples, apples", analyze.Options{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries,
+			rawEntry{Index: i*2 + 1, Status: pipeline.SegmentDone, Result: res},
+			rawEntry{Index: i*2 + 2, Status: pipeline.SegmentFailed, Error: "exit status 3: " + text},
+		)
+		if extra, err := json.Marshal(map[string]any{"text": text, "n": -i, "f": 1.5e300}); err == nil {
+			entries = append(entries, rawEntry{Index: -i, Status: pipeline.SegmentDone, Result: extra})
+		}
+	}
+	for _, set := range [][]rawEntry{{}, entries[:1], entries} {
+		want, err := json.Marshal(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := encodeEntries(set); string(got) != string(want) {
+			t.Errorf("encodeEntries:\n got %s\nwant %s", got, want)
 		}
 	}
 }
