@@ -25,6 +25,11 @@ type prepInfo struct {
 	// SourceKey is the document's blob key, so that the steps after
 	// segment_prep need not read the document item for it.
 	SourceKey string `json:"source_key,omitempty"`
+	// SHA256 is the document's content hash and PDF the backend that
+	// counted its pages, so that a workflow superseding this one may
+	// take the count (countedBefore).
+	SHA256 string `json:"sha256,omitempty"`
+	PDF    string `json:"pdf,omitempty"`
 }
 
 // unitInfo describes one segment before segment items exist.

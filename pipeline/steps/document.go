@@ -23,10 +23,17 @@ import (
 // segmentPrep sniffs the real format from the bytes, enforces the limits
 // and records what it found. Every rejection names its reason.
 func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *workflowPipeline) (outcome, error) {
-	key, err := h.sourceKey(ctx, in.Workflow)
-	if err != nil {
-		return outcome{}, err
+	if h.OCR != nil {
+		// format_parser's cache key needs to know whether OCR works,
+		// which costs a tool process the first time: ask now, while
+		// this step runs.
+		go h.OCR.Available()
 	}
+	doc, err := h.Repo.GetDocument(ctx, in.Workflow.ProjectID, in.Workflow.DocumentID)
+	if err != nil {
+		return outcome{}, storageErr("read document", err)
+	}
+	key := doc.BlobKey
 	path, cleanup, err := h.sourceFile(ctx, key)
 	if err != nil {
 		return outcome{}, err
@@ -37,11 +44,14 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *wo
 	if err != nil {
 		return outcome{}, err
 	}
-	prep := prepInfo{Format: info.Format, MIMEType: info.MIMEType, Encoding: info.Encoding, Size: info.Size, SourceKey: key}
+	prep := prepInfo{Format: info.Format, MIMEType: info.MIMEType, Encoding: info.Encoding, Size: info.Size, SourceKey: key, SHA256: doc.SHA256}
 	if info.Format == extract.FormatPDF {
-		n, err := h.PDF.Pages(ctx, path)
-		if err != nil {
-			return outcome{}, err
+		prep.PDF = h.PDF.Name()
+		n, ok := h.countedBefore(ctx, in.Workflow, prep)
+		if !ok {
+			if n, err = h.PDF.Pages(ctx, path); err != nil {
+				return outcome{}, err
+			}
 		}
 		if n > limits.MaxPages {
 			return outcome{}, &steperr.TooLargeError{Reason: fmt.Sprintf("%d pages, the limit is %d", n, limits.MaxPages)}
@@ -57,6 +67,31 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *wo
 		msg += fmt.Sprintf(", %d pages", prep.Pages)
 	}
 	return outcome{message: msg, info: &pipeline.WorkflowInfo{MIMEType: &mime}}, nil
+}
+
+// countedBefore is the page count of the PDF prep describes, as the
+// workflow ref supersedes counted it with the same backend: a backfill
+// need not walk a big document's page tree again. ok is false when
+// there is none to trust (no predecessor, other bytes, another
+// backend, or the cache is off).
+func (h *handlers) countedBefore(ctx context.Context, ref pipeline.WorkflowRef, prep prepInfo) (int, bool) {
+	if off, _ := ctx.Value(cacheOffKey{}).(bool); off || prep.SHA256 == "" {
+		return 0, false
+	}
+	wf, err := h.Repo.GetWorkflow(ctx, ref.DocumentID, ref.WorkflowID)
+	if err != nil || wf.Supersedes == "" {
+		return 0, false
+	}
+	before := ref
+	before.WorkflowID = wf.Supersedes
+	var was prepInfo
+	if h.getJSON(ctx, pipeline.PrepBlobKey(before), &was) != nil {
+		return 0, false // gone, or never written: count
+	}
+	if was.SHA256 != prep.SHA256 || was.PDF != prep.PDF || was.Pages <= 0 {
+		return 0, false
+	}
+	return was.Pages, true
 }
 
 // languageSampleBytes is how much of the extracted text the document's

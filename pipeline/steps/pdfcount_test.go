@@ -1,13 +1,18 @@
 package steps_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
+	"github.com/docpipe/docpipe/pipeline/pipelinefile"
+	"github.com/docpipe/docpipe/pipeline/steps"
+	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
 // countedStreamer is a PDF extractor that can be told the page count, and
@@ -66,5 +71,48 @@ func TestFormatParserPassesThePageCount(t *testing.T) {
 	}
 	if prog.TotalSegments != 7 {
 		t.Errorf("%d segments, want 7", prog.TotalSegments)
+	}
+}
+
+// A workflow superseding another on the same bytes takes the page count
+// segment_prep found then, with the same backend, instead of walking the
+// page tree again; --no-cache counts afresh.
+func TestABackfillTakesThePageCountItSupersedes(t *testing.T) {
+	t.Parallel()
+	x := &countedStreamer{pages: 7}
+	ctx := t.Context()
+	repo, blobs, ig := newLocalProject(t, t.TempDir())
+	var pdf bytes.Buffer
+	if err := pdfgen.Write(&pdf, pdfgen.Options{Pages: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "r.pdf", FileURI: "upload:r.pdf", Body: &pdf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handlers := pipeline.NewRegistry()
+	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
+	if _, err := stepInvoker(ctx, handlers, reg.Ref())(pipeline.StepSegmentPrep); err != nil {
+		t.Fatal(err)
+	}
+	prev := reg.Workflow
+	for _, noCache := range []bool{false, true} {
+		next, err := repo.StartBackfillWorkflow(ctx, prev, prev.PipelineVersion, pipelinefile.Default().Stages, noCache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := x.countedCalls.Load()
+		out, err := stepInvoker(ctx, handlers, pipeline.WorkflowRef{ProjectID: next.ProjectID, DocumentID: next.DocumentID, WorkflowID: next.ID})(pipeline.StepSegmentPrep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted := x.countedCalls.Load() - before
+		if want := map[bool]int32{false: 0, true: 1}[noCache]; counted != want {
+			t.Errorf("no-cache %v: pages counted %d times, want %d", noCache, counted, want)
+		}
+		if !strings.Contains(out.Message, "7 pages") {
+			t.Errorf("no-cache %v: segment_prep says %q, want 7 pages", noCache, out.Message)
+		}
+		prev = next
 	}
 }
