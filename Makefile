@@ -27,8 +27,8 @@ test-long: ## the tests that size down under -short, at full size, without -race
 	.ci/test long
 
 .PHONY: test-unit
-test-unit: ## unit and embedded conformance tests only (no AWS endpoint needed)
-	$(GO) test -race -count=1 $(PKGS)
+test-unit: ## make test's run and flags, starting no emulator (AWS suites skip); PKGS=./pipeline/... narrows it
+	PKGS='$(PKGS)' .ci/test unit
 
 .PHONY: test-integration
 test-integration: ## integration suite against AWS_ENDPOINT_URL (default http://localhost:4566, e.g. LocalStack)
