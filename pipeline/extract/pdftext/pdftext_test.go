@@ -379,6 +379,22 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// A reason names each of the tool's last messages once, in order.
+func TestLastLinesSaysEachMessageOnce(t *testing.T) {
+	t.Parallel()
+	stderr := "Syntax Error: a\n\nSyntax Error: Couldn't find trailer dictionary\nSyntax Error: Couldn't find trailer dictionary\n  Syntax Error: Couldn't read xref table \n"
+	want := "Syntax Error: a; Syntax Error: Couldn't find trailer dictionary; Syntax Error: Couldn't read xref table"
+	if got := lastLines(stderr, 3); got != want {
+		t.Errorf("lastLines = %q, want %q", got, want)
+	}
+	if got := lastLines("one\ntwo\nthree\n", 2); got != "two; three" {
+		t.Errorf("lastLines of three, keeping two = %q", got)
+	}
+	if got := lastLines(" \n\n", 3); got != "" {
+		t.Errorf("lastLines of blank lines = %q, want empty", got)
+	}
+}
+
 // A caller that counted the pages passes the count; a count that does not
 // match the document fails the extraction rather than leaving pages out
 // or inventing them.

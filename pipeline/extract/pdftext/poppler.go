@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -397,12 +398,23 @@ func classify(tool, stderr string, err error) error {
 	return &steperr.TransientError{Reason: fmt.Sprintf("running %s: %v", tool, err)}
 }
 
+// lastLines is the last n distinct lines of a tool's messages, in
+// order: poppler often says the same thing twice, and a reason that
+// repeats itself reads as two problems.
 func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	var out []string
+	seen := map[string]bool{}
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		out = append(out, l)
 	}
-	return strings.Join(lines, "; ")
+	slices.Reverse(out)
+	return strings.Join(out, "; ")
 }
 
 // checkFile fails early and clearly on a missing or empty file.
