@@ -29,9 +29,9 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *wo
 		// this step runs.
 		go h.OCR.Available()
 	}
-	doc, err := h.Repo.GetDocument(ctx, in.Workflow.ProjectID, in.Workflow.DocumentID)
+	doc, err := h.document(ctx, in.Workflow)
 	if err != nil {
-		return outcome{}, storageErr("read document", err)
+		return outcome{}, err
 	}
 	key := doc.BlobKey
 	path, cleanup, err := h.sourceFile(ctx, key)
@@ -75,7 +75,7 @@ func (h *handlers) segmentPrep(ctx context.Context, in pipeline.StepInput, _ *wo
 // there is none to trust (no predecessor, other bytes, another
 // backend, or the cache is off).
 func (h *handlers) countedBefore(ctx context.Context, ref pipeline.WorkflowRef, prep prepInfo) (int, bool) {
-	if off, _ := ctx.Value(cacheOffKey{}).(bool); off || prep.SHA256 == "" {
+	if cacheOff(ctx) || prep.SHA256 == "" {
 		return 0, false
 	}
 	wf, err := h.Repo.GetWorkflow(ctx, ref.DocumentID, ref.WorkflowID)

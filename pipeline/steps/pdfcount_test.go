@@ -1,7 +1,6 @@
 package steps_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -11,8 +10,6 @@ import (
 	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/pipeline/extract"
 	"github.com/docpipe/docpipe/pipeline/pipelinefile"
-	"github.com/docpipe/docpipe/pipeline/steps"
-	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
 // countedStreamer is a PDF extractor that can be told the page count, and
@@ -81,17 +78,7 @@ func TestABackfillTakesThePageCountItSupersedes(t *testing.T) {
 	t.Parallel()
 	x := &countedStreamer{pages: 7}
 	ctx := t.Context()
-	repo, blobs, ig := newLocalProject(t, t.TempDir())
-	var pdf bytes.Buffer
-	if err := pdfgen.Write(&pdf, pdfgen.Options{Pages: 1, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := ig.Register(ctx, pipeline.IngestRequest{ProjectID: "p", FileName: "r.pdf", FileURI: "upload:r.pdf", Body: &pdf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	handlers := pipeline.NewRegistry()
-	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
+	repo, reg, handlers := pdfHandlers(t, x)
 	if _, err := stepInvoker(ctx, handlers, reg.Ref())(pipeline.StepSegmentPrep); err != nil {
 		t.Fatal(err)
 	}

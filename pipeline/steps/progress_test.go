@@ -95,6 +95,14 @@ func TestFormatParserRecordsProgressWhileItRuns(t *testing.T) {
 // extract PDFs with x.
 func pdfWorkflow(t *testing.T, x extract.PDFExtractor) (*pipeline.Repository, pipeline.Registration, func(step string) (pipeline.StepOutput, error)) {
 	t.Helper()
+	repo, reg, handlers := pdfHandlers(t, x)
+	return repo, reg, stepInvoker(t.Context(), handlers, reg.Ref())
+}
+
+// pdfHandlers registers a one-page PDF in a fresh local project and
+// returns the step handlers, with x as their PDF extractor.
+func pdfHandlers(t *testing.T, x extract.PDFExtractor) (*pipeline.Repository, pipeline.Registration, *pipeline.Registry) {
+	t.Helper()
 	ctx := t.Context()
 	repo, blobs, ig := newLocalProject(t, t.TempDir())
 	var pdf bytes.Buffer
@@ -107,7 +115,7 @@ func pdfWorkflow(t *testing.T, x extract.PDFExtractor) (*pipeline.Repository, pi
 	}
 	handlers := pipeline.NewRegistry()
 	steps.Register(handlers, steps.Deps{Repo: repo, Blobs: blobs, PDF: x, TempDir: t.TempDir(), Parallelism: 2})
-	return repo, reg, stepInvoker(ctx, handlers, reg.Ref())
+	return repo, reg, handlers
 }
 
 // newLocalProject opens a SQLite table and a blob directory in dir and

@@ -481,11 +481,17 @@ func (h *handlers) downloadSource(ctx context.Context, ref pipeline.WorkflowRef)
 // sourceKey is the blob key of the workflow's original document, from its
 // document item: an object uploaded to a bucket keeps its own key.
 func (h *handlers) sourceKey(ctx context.Context, ref pipeline.WorkflowRef) (string, error) {
+	doc, err := h.document(ctx, ref)
+	return doc.BlobKey, err
+}
+
+// document reads the workflow's document item.
+func (h *handlers) document(ctx context.Context, ref pipeline.WorkflowRef) (pipeline.Document, error) {
 	doc, err := h.Repo.GetDocument(ctx, ref.ProjectID, ref.DocumentID)
 	if err != nil {
-		return "", storageErr("read document", err)
+		return doc, storageErr("read document", err)
 	}
-	return doc.BlobKey, nil
+	return doc, nil
 }
 
 // sourceFile returns a file holding the blob at key, to read only: the

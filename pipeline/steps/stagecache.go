@@ -36,8 +36,14 @@ func withoutCache(ctx context.Context) context.Context {
 
 // cacheOn says whether st may reuse and offer outputs in ctx.
 func (h *handlers) cacheOn(ctx context.Context, st pipeline.Stage) bool {
+	return !cacheOff(ctx) && pipeline.StageCached(st)
+}
+
+// cacheOff says whether ctx is a workflow's that reuses nothing
+// (--no-cache).
+func cacheOff(ctx context.Context) bool {
 	off, _ := ctx.Value(cacheOffKey{}).(bool)
-	return !off && pipeline.StageCached(st)
+	return off
 }
 
 // cacheContext is ctx for a step of a workflow whose step item is prog.

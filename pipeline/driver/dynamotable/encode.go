@@ -54,7 +54,7 @@ func decodeItem(av map[string]types.AttributeValue) (table.Item, error) {
 	item := make(table.Item, len(raw))
 	for name, v := range raw {
 		if name == attrWriteToken {
-			continue // the driver's own, not the item's (updateToken)
+			continue // the driver's own, not the item's (withWriteToken)
 		}
 		n, err := table.NormalizeValue(v)
 		if err != nil {

@@ -72,7 +72,7 @@ type updateParts struct {
 
 // updateParts builds the expressions; a non-empty token is written with
 // the updates, on the condition that the item does not carry it already
-// (updateToken).
+// (withWriteToken).
 func (t *Table) updateParts(key table.Key, updates []table.Update, cond table.Cond, token string) (updateParts, error) {
 	p := updateParts{now: t.nowUnix()}
 	if err := checkKey(key); err != nil {
