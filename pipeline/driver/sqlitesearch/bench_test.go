@@ -87,7 +87,7 @@ func benchIndex(b *testing.B) *Index {
 		doc := i / 200
 		wf := pipeline.Workflow{ID: fmt.Sprintf("W%d", doc), ProjectID: fmt.Sprintf("p%d", doc%5), DocumentID: fmt.Sprintf("D%d", doc), FileName: "f.pdf", Pipeline: "docpipe", PipelineVersion: 1}
 		seg := docread.Segment{Index: i%200 + 1, Kind: "page", Text: sb.String()}
-		if err := ins.putSegment(ctx, wf, seg); err != nil {
+		if err := ins.putSegment(ctx, wf, seg, search.SegmentDigest(seg)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -157,7 +157,7 @@ func BenchmarkIndexWorkflow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := old.finish(ctx); err != nil {
+		if err := old.finish(ctx, pipeline.Workflow{}); err != nil {
 			b.Fatal(err)
 		}
 		if err := del.Commit(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -138,5 +139,59 @@ func TestADocumentOverTheReadAheadBudgetIsReadInTheWriter(t *testing.T) {
 	}
 	if hits := f.search("needle"); len(hits) != 1 || hits[0].Segment != 2 {
 		t.Fatalf("needle: %+v", hits)
+	}
+}
+
+// A backfilled big document whose text is unchanged: the read ahead
+// keeps only each segment's digest, and the writer relabels every row
+// without reading a text. One changed segment makes the writer read them.
+func TestABigSupersedingDocumentKeepsItsRowsWithoutReadingInTheWriter(t *testing.T) {
+	t.Parallel()
+	gone := new(atomic.Bool)
+	var spy *aheadSpy
+	f := newHookedFixture(t,
+		func(s blob.Store) blob.Store { return goneTexts{s, gone, []string{"text.txt"}} },
+		func(ix *sqlitesearch.Indexer) sqlitetable.WriteHook {
+			spy = &aheadSpy{Indexer: ix, textsGone: gone}
+			return spy
+		})
+	big := strings.Repeat("word ", 130_000) // 650 KB a segment
+	f.complete("D1", "W1", big+"first", big+"needle")
+	before, _, _ := f.rowIDs("D1")
+	if n := spy.aheads.Load(); n != 0 {
+		t.Fatalf("%d read aheads held a 1.3 MB document that supersedes none", n)
+	}
+
+	gone.Store(false)
+	f.completeWith("p", "D1", "W2", "W1", big+"first", big+"needle")
+	if n := spy.aheads.Load(); n != 1 {
+		t.Fatalf("%d read aheads for the superseding workflow, want 1", n)
+	}
+	after, texts, digests := f.rowIDs("D1")
+	if !maps.Equal(before, after) || texts != 2 || digests != 2 {
+		t.Fatalf("rows %v, then %v; %d texts, %d digests", before, after, texts, digests)
+	}
+	if hits := f.search("needle"); len(hits) != 1 || hits[0].WorkflowID != "W2" || hits[0].Segment != 2 {
+		t.Fatalf("needle: %+v", hits)
+	}
+	if un, err := f.idx.Unindexed(t.Context()); err != nil || len(un) != 0 {
+		t.Errorf("unindexed: %v, %v", un, err)
+	}
+
+	// W3 changes the second page: the writer needs its text, and reads.
+	spy.textsGone = new(atomic.Bool)
+	gone.Store(false)
+	f.completeWith("p", "D1", "W3", "W2", big+"first", big+"changed")
+	if hits := f.search("changed"); len(hits) != 1 || hits[0].WorkflowID != "W3" || hits[0].Segment != 2 {
+		t.Fatalf("changed: %+v", hits)
+	}
+	if hits := f.search("needle"); len(hits) != 0 {
+		t.Errorf("the old text is still found: %+v", hits)
+	}
+	if hits := f.search("first"); len(hits) != 1 || hits[0].WorkflowID != "W3" {
+		t.Errorf("first: %+v", hits)
+	}
+	if kept, _, _ := f.rowIDs("D1"); kept[1] != before[1] || kept[2] == before[2] {
+		t.Errorf("rows %v, then %v: want page 1 kept, page 2 new", before, kept)
 	}
 }

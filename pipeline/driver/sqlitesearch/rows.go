@@ -19,7 +19,7 @@ import (
 // what indexing a large backfilled document cost the writer.
 const (
 	selectDocumentRows = `SELECT r.id, r.segment, r.kind, d.digest FROM search_rows r LEFT JOIN search_digests d ON d.id = r.id WHERE r.document = ?`
-	relabelRow         = `UPDATE search_rows SET project = ?, pipeline = ?, version = ?, workflow = ?, file_name = ? WHERE id = ?`
+	relabelRows        = `UPDATE search_rows SET project = ?, pipeline = ?, version = ?, workflow = ?, file_name = ? WHERE id IN (SELECT value FROM json_each(?))`
 	insertRow          = `INSERT INTO search_rows (project, pipeline, version, document, workflow, file_name, segment, kind, audio_start, audio_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertText         = `INSERT INTO search_text (rowid, body, keywords, entities, summary, outputs) VALUES (?, ?, ?, ?, ?, ?)`
 	insertDigest       = `INSERT OR REPLACE INTO search_digests (id, digest) VALUES (?, ?)`
@@ -31,7 +31,7 @@ const (
 	deleteWorkflowRows = `DELETE FROM search_rows WHERE document = ? AND workflow = ?`
 )
 
-var rowStatements = []string{selectDocumentRows, relabelRow, insertRow, insertText, insertDigest,
+var rowStatements = []string{selectDocumentRows, relabelRows, insertRow, insertText, insertDigest,
 	deleteRowText, deleteRowDigest, deleteRow, deleteWorkflowText, deleteWorkflowDigs, deleteWorkflowRows}
 
 // rowKey is where a row sits in its document.
@@ -48,9 +48,10 @@ type oldRow struct {
 // rowWriter replaces a document's rows: put each of the new ones, then
 // finish, which deletes the old ones no new one kept.
 type rowWriter struct {
-	db    execer
-	old   map[rowKey]oldRow
-	extra []oldRow // old rows at a place another old row holds: never kept
+	db      execer
+	old     map[rowKey]oldRow
+	extra   []oldRow // old rows at a place another old row holds: never kept
+	relabel []int64  // old rows kept, relabelled by finish in one statement
 }
 
 // replaceDocument starts replacing the rows of document.
@@ -81,13 +82,13 @@ func replaceDocument(ctx context.Context, db execer, document string) (*rowWrite
 }
 
 // put writes the row entry builds, whose inputs hash to digest
-// (search.SegmentDigest): it relabels the old row at its place when the
+// (search.SegmentDigest): it keeps the old row at its place when the
 // digests are the same, without building the row, else inserts it.
 func (w *rowWriter) put(ctx context.Context, wf pipeline.Workflow, k rowKey, digest []byte, entry func() search.Entry) error {
 	if r, ok := w.old[k]; ok && bytes.Equal(r.digest, digest) {
 		delete(w.old, k)
-		_, err := exec(ctx, w.db, relabelRow, wf.ProjectID, wf.Pipeline, wf.PipelineVersion, wf.ID, wf.FileName, r.id)
-		return err
+		w.relabel = append(w.relabel, r.id)
+		return nil
 	}
 	e := entry()
 	var start, end any
@@ -109,9 +110,25 @@ func (w *rowWriter) put(ctx context.Context, wf pipeline.Workflow, k rowKey, dig
 	return err
 }
 
-// putSegment writes segment s of wf.
-func (w *rowWriter) putSegment(ctx context.Context, wf pipeline.Workflow, s docread.Segment) error {
-	return w.put(ctx, wf, rowKey{s.Index, s.Kind}, search.SegmentDigest(s), func() search.Entry { return search.SegmentEntry(wf, s) })
+// keepsAll reports whether put would keep an old row for each of
+// segments, whose digests these are: each has an old row at its place
+// with the same digest, and no two share a place.
+func (w *rowWriter) keepsAll(segments []docread.Segment, digests [][]byte) bool {
+	seen := make(map[rowKey]bool, len(segments))
+	for i, s := range segments {
+		k := rowKey{s.Index, s.Kind}
+		r, ok := w.old[k]
+		if !ok || seen[k] || !bytes.Equal(r.digest, digests[i]) {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
+}
+
+// putSegment writes segment s of wf, whose digest is digest.
+func (w *rowWriter) putSegment(ctx context.Context, wf pipeline.Workflow, s docread.Segment, digest []byte) error {
+	return w.put(ctx, wf, rowKey{s.Index, s.Kind}, digest, func() search.Entry { return search.SegmentEntry(wf, s) })
 }
 
 // putDocument writes wf's document row.
@@ -119,8 +136,18 @@ func (w *rowWriter) putDocument(ctx context.Context, wf pipeline.Workflow, outpu
 	return w.put(ctx, wf, rowKey{search.DocumentSegment, "document"}, search.DocumentDigest(outputs), func() search.Entry { return search.DocumentEntry(wf, outputs) })
 }
 
-// finish deletes the old rows no new row kept.
-func (w *rowWriter) finish(ctx context.Context) error {
+// finish relabels the old rows put kept as wf's and deletes those it
+// did not keep.
+func (w *rowWriter) finish(ctx context.Context, wf pipeline.Workflow) error {
+	if len(w.relabel) > 0 {
+		ids, err := json.Marshal(w.relabel)
+		if err != nil {
+			return err
+		}
+		if _, err := exec(ctx, w.db, relabelRows, wf.ProjectID, wf.Pipeline, wf.PipelineVersion, wf.ID, wf.FileName, string(ids)); err != nil {
+			return err
+		}
+	}
 	left := w.extra
 	for _, r := range w.old {
 		left = append(left, r)

@@ -33,6 +33,7 @@ import (
 	"github.com/docpipe/docpipe/pipeline/blob"
 	"github.com/docpipe/docpipe/pipeline/docread"
 	"github.com/docpipe/docpipe/pipeline/driver/sqlitetable"
+	"github.com/docpipe/docpipe/pipeline/search"
 	"github.com/docpipe/docpipe/pipeline/table"
 )
 
@@ -135,12 +136,20 @@ func (ix *Indexer) AfterWrite(ctx context.Context, tx *sqlitetable.HookTx, chang
 }
 
 // known is what the indexer has of a workflow before it reads anything:
-// its segments, read ahead (when read is set); its step item, when the
-// transaction that completes it writes that too; and the document
-// outputs that step item names, read ahead (when outputsRead is set).
+// its segments, read ahead (when read is set), with the digest of each
+// (search.SegmentDigest); its step item, when the transaction that
+// completes it writes that too; and the document outputs that step item
+// names, read ahead (when outputsRead is set).
+//
+// A workflow that supersedes another of its document and is over the
+// read-ahead budget keeps only each segment's place and digest
+// (digestsOnly): when every one is unchanged, the writer relabels the
+// old rows and reads nothing; else it reads the segments itself.
 type known struct {
 	read        bool
 	segments    []docread.Segment
+	digests     [][]byte
+	digestsOnly bool
 	steps       table.Item
 	outputsRead bool
 	outputs     map[string]json.RawMessage
@@ -192,17 +201,36 @@ func (ix *Indexer) readSegments(ctx context.Context, wf pipeline.Workflow) (know
 	k := known{read: true}
 	size := 0
 	err := docread.Segments(ctx, ix.Blobs, workflowRef(wf), ix.stageOrder(ctx, wf), func(s docread.Segment) error {
-		size += len(s.Text)
-		for _, o := range s.Outputs {
-			size += len(o)
+		k.digests = append(k.digests, search.SegmentDigest(s))
+		if !k.digestsOnly {
+			size += len(s.Text)
+			for _, o := range s.Outputs {
+				size += len(o)
+			}
+			if size > aheadTextBudget {
+				if wf.Supersedes == "" {
+					// Nothing says the rows are there to keep: the writer
+					// reads the segments once, not twice.
+					return errOverBudget
+				}
+				k.digestsOnly = true
+				for i := range k.segments {
+					k.segments[i] = placeOf(k.segments[i])
+				}
+			}
 		}
-		if size > aheadTextBudget {
-			return errOverBudget
+		if k.digestsOnly {
+			s = placeOf(s)
 		}
 		k.segments = append(k.segments, s)
 		return nil
 	})
 	return k, err == nil
+}
+
+// placeOf is s without its text and outputs: where its row sits.
+func placeOf(s docread.Segment) docread.Segment {
+	return docread.Segment{Index: s.Index, Kind: s.Kind, Audio: s.Audio}
 }
 
 // readOutputs reads ahead the document outputs that steps, the step item
@@ -361,16 +389,20 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow, h
 	if err != nil {
 		return err
 	}
+	if have.digestsOnly && !ins.keepsAll(have.segments, have.digests) {
+		// A segment changed: its row needs the text read ahead left out.
+		have.read = false
+	}
 	if have.read {
-		for _, s := range have.segments {
-			if err := ins.putSegment(ctx, wf, s); err != nil {
+		for i, s := range have.segments {
+			if err := ins.putSegment(ctx, wf, s, have.digests[i]); err != nil {
 				return err
 			}
 		}
 	} else {
 		var dbErr error
 		err = docread.Segments(ctx, ix.Blobs, ref, ix.stageOrder(ctx, wf), func(s docread.Segment) error {
-			dbErr = ins.putSegment(ctx, wf, s)
+			dbErr = ins.putSegment(ctx, wf, s, search.SegmentDigest(s))
 			return dbErr
 		})
 		if dbErr != nil {
@@ -391,7 +423,7 @@ func (ix *Indexer) index(ctx context.Context, db execer, wf pipeline.Workflow, h
 			return err
 		}
 	}
-	return ins.finish(ctx)
+	return ins.finish(ctx, wf)
 }
 
 // readOutputs reads wf's document outputs. The step item (steps, or as

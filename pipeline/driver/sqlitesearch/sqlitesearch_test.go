@@ -72,6 +72,13 @@ func (f *fixture) complete(doc, wf string, texts ...string) {
 // completeIn is complete in a project of one's choosing.
 func (f *fixture) completeIn(project, doc, wf string, texts ...string) {
 	f.t.Helper()
+	f.completeWith(project, doc, wf, "", texts...)
+}
+
+// completeWith is completeIn for a workflow that supersedes another
+// (a backfill's), or none when supersedes is empty.
+func (f *fixture) completeWith(project, doc, wf, supersedes string, texts ...string) {
+	f.t.Helper()
 	ctx := f.t.Context()
 	ref := pipeline.WorkflowRef{ProjectID: project, DocumentID: doc, WorkflowID: wf}
 	units := "["
@@ -89,6 +96,9 @@ func (f *fixture) completeIn(project, doc, wf string, texts ...string) {
 	}
 	key := pipeline.WorkflowKey(doc, wf)
 	data := map[string]any{"id": wf, "project_id": project, "document_id": doc, "file_name": doc + ".pdf", "pipeline": "docpipe", "pipeline_version": 1.0, "status": "in_progress"}
+	if supersedes != "" {
+		data["supersedes"] = supersedes
+	}
 	if err := f.tb.Put(ctx, table.Item{table.AttrPK: key.PK, table.AttrSK: key.SK, table.AttrData: data}, nil); err != nil {
 		f.t.Fatal(err)
 	}
