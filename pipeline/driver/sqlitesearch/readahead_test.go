@@ -51,16 +51,24 @@ func (s goneTexts) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	return s.Store.Get(ctx, key)
 }
 
-func TestACompletionIsIndexedFromWhatWasReadBeforeTheWriter(t *testing.T) {
-	t.Parallel()
-	gone := new(atomic.Bool)
-	var spy *aheadSpy
-	f := newHookedFixture(t,
-		func(s blob.Store) blob.Store { return goneTexts{s, gone, []string{"text.txt"}} },
+// newSpiedFixture is a fixture whose indexer is an aheadSpy: once a read
+// ahead returned something, reads of keys with these suffixes fail
+// (gone is set) until the test clears gone.
+func newSpiedFixture(t *testing.T, suffixes ...string) (f *fixture, spy *aheadSpy, gone *atomic.Bool) {
+	t.Helper()
+	gone = new(atomic.Bool)
+	f = newHookedFixture(t,
+		func(s blob.Store) blob.Store { return goneTexts{s, gone, suffixes} },
 		func(ix *sqlitesearch.Indexer) sqlitetable.WriteHook {
 			spy = &aheadSpy{Indexer: ix, textsGone: gone}
 			return spy
 		})
+	return f, spy, gone
+}
+
+func TestACompletionIsIndexedFromWhatWasReadBeforeTheWriter(t *testing.T) {
+	t.Parallel()
+	f, spy, gone := newSpiedFixture(t, "text.txt")
 	f.complete("D1", "W1", "alpha beta", "gamma")
 	if n := spy.aheads.Load(); n != 1 {
 		t.Fatalf("%d read aheads returned something, want the completion's", n)
@@ -83,14 +91,7 @@ func TestACompletionIsIndexedFromWhatWasReadBeforeTheWriter(t *testing.T) {
 
 func TestTheSummaryIsReadAheadWhenTheCompletionWritesTheStepItem(t *testing.T) {
 	t.Parallel()
-	gone := new(atomic.Bool)
-	var spy *aheadSpy
-	f := newHookedFixture(t,
-		func(s blob.Store) blob.Store { return goneTexts{s, gone, []string{"text.txt", "summary.json"}} },
-		func(ix *sqlitesearch.Indexer) sqlitetable.WriteHook {
-			spy = &aheadSpy{Indexer: ix, textsGone: gone}
-			return spy
-		})
+	f, spy, _ := newSpiedFixture(t, "text.txt", "summary.json")
 	ctx := t.Context()
 	ref := pipeline.WorkflowRef{ProjectID: "p", DocumentID: "D1", WorkflowID: "W1"}
 	for key, body := range map[string]string{
@@ -147,14 +148,7 @@ func TestADocumentOverTheReadAheadBudgetIsReadInTheWriter(t *testing.T) {
 // without reading a text. One changed segment makes the writer read them.
 func TestABigSupersedingDocumentKeepsItsRowsWithoutReadingInTheWriter(t *testing.T) {
 	t.Parallel()
-	gone := new(atomic.Bool)
-	var spy *aheadSpy
-	f := newHookedFixture(t,
-		func(s blob.Store) blob.Store { return goneTexts{s, gone, []string{"text.txt"}} },
-		func(ix *sqlitesearch.Indexer) sqlitetable.WriteHook {
-			spy = &aheadSpy{Indexer: ix, textsGone: gone}
-			return spy
-		})
+	f, spy, gone := newSpiedFixture(t, "text.txt")
 	big := strings.Repeat("word ", 130_000) // 650 KB a segment
 	f.complete("D1", "W1", big+"first", big+"needle")
 	before, _, _ := f.rowIDs("D1")
