@@ -6,7 +6,9 @@
 // outputs live in the blob store, written before, and are read there,
 // for a document of up to a megabyte of text before the transaction
 // waits for the table's one writer (ReadAhead), so that the writer only
-// writes the rows.
+// writes the rows. A bigger document that supersedes another (a
+// backfill's) is read ahead as digests: when no segment changed, the
+// writer relabels its rows and reads nothing.
 // Only a document's latest completed workflow is in the index; a newer
 // one replaces its rows, and deleting a workflow's item drops them. A workflow whose blobs cannot be read is left
 // out without failing its completion, and recorded, so that search can
