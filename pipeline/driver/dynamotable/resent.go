@@ -25,7 +25,8 @@ import (
 // PutItem has no such token, and the emulators honour neither. So a call
 // counts its attempts, and a resent Put whose condition failed against an
 // item equal to the one it writes reports success: the item is there,
-// exactly as this call wrote it.
+// exactly as this call wrote it. Updates, alone or in a transaction, carry
+// a write token of their own (below).
 
 // attempts counts the attempts the SDK makes for one call.
 type attempts struct{ n atomic.Int32 }
@@ -66,28 +67,32 @@ func putRepeatedItself(err error, a *attempts, written map[string]types.Attribut
 }
 
 // txRepeatedItself reports whether err, from a transaction that was
-// resent, is the transaction failing against its own committed writes:
-// every action that failed is a conditional Put whose item is stored
-// exactly as it writes it, and no other action failed. Transactions are
-// atomic, so those items being there means the whole earlier attempt
-// committed.
-func txRepeatedItself(err error, a *attempts, items []types.TransactWriteItem) bool {
+// resent, is the transaction failing against its own committed writes.
+// Transactions are atomic, so one action proven applied proves them all:
+// a failed Update whose item holds the call's token (no other write has
+// drawn it), or else, when no action failed for another reason, failed
+// conditional Puts whose items are stored exactly as they write them.
+func txRepeatedItself(err error, a *attempts, items []types.TransactWriteItem, token string) bool {
 	var canceled *types.TransactionCanceledException
 	if !a.resent() || !errors.As(err, &canceled) || len(canceled.CancellationReasons) != len(items) {
 		return false
 	}
-	own := 0
+	own, other := 0, false
 	for i, r := range canceled.CancellationReasons {
 		code := aws.ToString(r.Code)
 		switch {
 		case code == "" || code == "None":
-		case conditionFailed(code) && items[i].Put != nil && sameItem(r.Item, items[i].Put.Item):
+		case !conditionFailed(code):
+			other = true
+		case items[i].Update != nil && wroteToken(r.Item, token):
+			return true
+		case items[i].Put != nil && sameItem(r.Item, items[i].Put.Item):
 			own++
 		default:
-			return false
+			other = true
 		}
 	}
-	return own > 0
+	return own > 0 && !other
 }
 
 // returnOldOnFailure asks for the stored item when a Put's condition fails,
@@ -107,9 +112,10 @@ func returnOldOnFailure(cond table.Cond) types.ReturnValuesOnConditionCheckFailu
 // item does not hold that token yet. A resend that fails on the token
 // finds its own write there, which no Update or Put has overwritten since
 // (each Update writes its own token; a Put replaces the item without
-// one), and reports success with the item as stored: as its write left it,
-// or as a transaction changed it since. Transactions carry DynamoDB's
-// ClientRequestToken instead, and decodeItem hides the attribute.
+// one), and reports success with the item as its write left it. A
+// transaction's Updates share one token for the call, beside DynamoDB's
+// ClientRequestToken, which the emulators ignore; decodeItem hides the
+// attribute.
 
 // attrWriteToken is the attribute holding the token of the last Update.
 const attrWriteToken = "_write"

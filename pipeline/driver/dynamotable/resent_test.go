@@ -166,3 +166,50 @@ func TestUpdateWhoseAnswerWasLost(t *testing.T) {
 		t.Fatalf("update whose condition another write made false, resent: %v, want ErrConditionFailed", err)
 	}
 }
+
+// A transaction that moves an item by a conditional update, with its
+// audit record beside it, is resent when its answer is lost; the resend
+// meets the state it made itself and must report success. Another
+// writer's identical move is still refused.
+func TestTransactMoveWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	tb, lc := newLosingTable(t)
+	ctx := t.Context()
+	k := table.Key{PK: "P#move", SK: "STEPS"}
+	if err := tb.Put(ctx, table.Item{table.AttrPK: k.PK, table.AttrSK: k.SK, "state": "pending"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	move := func(from, to, audit string) []table.TxAction {
+		return []table.TxAction{
+			table.TxUpdate{Key: k, Updates: []table.Update{table.Set{Path: "state", Value: to}, table.Add{Path: "moves", Delta: 1}}, Cond: table.Equals{Path: "state", Value: from}},
+			table.TxPut{Item: table.Item{table.AttrPK: k.PK, table.AttrSK: "AUDIT#" + audit}, Cond: table.NotExists{Path: table.AttrPK}},
+		}
+	}
+	lc.arm("TransactWriteItems")
+	if err := tb.Transact(ctx, move("pending", "running", "1")); err != nil {
+		t.Fatalf("move whose answer was lost: %v", err)
+	}
+	// Without an audit item, only the update can tell the resend.
+	lc.arm("TransactWriteItems")
+	if err := tb.Transact(ctx, move("running", "done", "2")[:1]); err != nil {
+		t.Fatalf("move without an audit item whose answer was lost: %v", err)
+	}
+	if lc.lost != 2 {
+		t.Fatalf("%d answers lost, want 2", lc.lost)
+	}
+	got, err := tb.Get(ctx, k)
+	if err != nil || got["state"] != "done" || got["moves"] != 2.0 {
+		t.Fatalf("item %v (%v), want state done after 2 moves", got, err)
+	}
+	if _, ok := got["_write"]; ok {
+		t.Errorf("get returned %v: the driver's own attribute shows", got)
+	}
+	// The same move again is another writer's, resent or not: refused.
+	lc.arm("TransactWriteItems")
+	if err := tb.Transact(ctx, move("running", "done", "3")); !errors.Is(err, table.ErrConditionFailed) {
+		t.Fatalf("move another write made stale, resent: %v, want ErrConditionFailed", err)
+	}
+	if got, _ := tb.Get(ctx, k); got["moves"] != 2.0 {
+		t.Fatalf("moves %v after a refused move, want 2", got["moves"])
+	}
+}

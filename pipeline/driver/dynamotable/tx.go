@@ -15,9 +15,10 @@ import (
 // Transact applies up to table.MaxTransactItems actions with one
 // TransactWriteItems call. The SDK gives the call an idempotency token that
 // its retries reuse, so on DynamoDB a retried request that already
-// committed is not applied twice; where the token is not honoured, a
-// resend that fails against its own committed Puts reports success (see
-// resent.go).
+// committed is not applied twice. Where that token is not honoured, each
+// Update also writes the call's write token, so a resend fails rather than
+// applying twice, and a resend that fails against its own committed
+// writes reports success (see resent.go).
 func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 	if len(actions) == 0 {
 		return nil
@@ -29,8 +30,9 @@ func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 	guarded := make([]bool, len(actions))
 	nows := make([]int64, len(actions))
 	seen := make(map[table.Key]int, len(actions))
+	token := newWriteToken()
 	for i, a := range actions {
-		ti, key, err := t.txItem(a, &guarded[i], &nows[i])
+		ti, key, err := t.txItem(a, token, &guarded[i], &nows[i])
 		if err != nil {
 			return fmt.Errorf("dynamotable: transact action %d: %w", i, err)
 		}
@@ -44,7 +46,7 @@ func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 	}
 	var a attempts
 	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}, a.option)
-	if txRepeatedItself(err, &a, items) {
+	if txRepeatedItself(err, &a, items, token) {
 		return nil
 	}
 	if i, ok := guardFailedInTx(err, actions, guarded, nows); ok {
@@ -60,9 +62,10 @@ func (t *Table) Transact(ctx context.Context, actions []table.TxAction) error {
 	return err
 }
 
-// txItem builds one action; for an update it reports whether the update is
-// guarded and the time its expiry was judged at.
-func (t *Table) txItem(a table.TxAction, guarded *bool, at *int64) (types.TransactWriteItem, table.Key, error) {
+// txItem builds one action, an update writing token; for an update it
+// reports whether the update is guarded and the time its expiry was
+// judged at.
+func (t *Table) txItem(a table.TxAction, token string, guarded *bool, at *int64) (types.TransactWriteItem, table.Key, error) {
 	now := t.nowUnix()
 	switch x := a.(type) {
 	case table.TxPut:
@@ -80,7 +83,7 @@ func (t *Table) txItem(a table.TxAction, guarded *bool, at *int64) (types.Transa
 			ReturnValuesOnConditionCheckFailure: in.ReturnValuesOnConditionCheckFailure,
 		}}, x.Item.Key(), nil
 	case table.TxUpdate:
-		p, err := t.updateParts(x.Key, x.Updates, x.Cond, "") // a transaction has its ClientRequestToken
+		p, err := t.updateParts(x.Key, x.Updates, x.Cond, token)
 		if err != nil {
 			return types.TransactWriteItem{}, table.Key{}, err
 		}
@@ -97,9 +100,9 @@ func (t *Table) txItem(a table.TxAction, guarded *bool, at *int64) (types.Transa
 			ConditionExpression:       p.cond,
 			ExpressionAttributeNames:  p.names,
 			ExpressionAttributeValues: p.values,
-		}
-		if p.guarded {
-			u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+			// The stored item, for telling a resend (its token) and a
+			// failed guard from a lost race.
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}
 		return types.TransactWriteItem{Update: u}, x.Key, nil
 	case table.TxDelete:
