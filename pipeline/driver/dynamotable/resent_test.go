@@ -194,12 +194,17 @@ func TestTransactMoveWhoseAnswerWasLost(t *testing.T) {
 	if err := tb.Transact(ctx, move("running", "done", "2")[:1]); err != nil {
 		t.Fatalf("move without an audit item whose answer was lost: %v", err)
 	}
-	if lc.lost != 2 {
-		t.Fatalf("%d answers lost, want 2", lc.lost)
+	// An unconditional add, resent, must count once.
+	lc.arm("TransactWriteItems")
+	if err := tb.Transact(ctx, []table.TxAction{table.TxUpdate{Key: k, Updates: []table.Update{table.Add{Path: "moves", Delta: 1}}}}); err != nil {
+		t.Fatalf("add whose answer was lost: %v", err)
+	}
+	if lc.lost != 3 {
+		t.Fatalf("%d answers lost, want 3", lc.lost)
 	}
 	got, err := tb.Get(ctx, k)
-	if err != nil || got["state"] != "done" || got["moves"] != 2.0 {
-		t.Fatalf("item %v (%v), want state done after 2 moves", got, err)
+	if err != nil || got["state"] != "done" || got["moves"] != 3.0 {
+		t.Fatalf("item %v (%v), want state done after 3 counted moves", got, err)
 	}
 	if _, ok := got["_write"]; ok {
 		t.Errorf("get returned %v: the driver's own attribute shows", got)
@@ -209,7 +214,7 @@ func TestTransactMoveWhoseAnswerWasLost(t *testing.T) {
 	if err := tb.Transact(ctx, move("running", "done", "3")); !errors.Is(err, table.ErrConditionFailed) {
 		t.Fatalf("move another write made stale, resent: %v, want ErrConditionFailed", err)
 	}
-	if got, _ := tb.Get(ctx, k); got["moves"] != 2.0 {
-		t.Fatalf("moves %v after a refused move, want 2", got["moves"])
+	if got, _ := tb.Get(ctx, k); got["moves"] != 3.0 {
+		t.Fatalf("moves %v after a refused move, want 3", got["moves"])
 	}
 }
