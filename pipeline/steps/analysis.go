@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,7 @@ func (analyzerKind) open(_ context.Context, h *handlers, _ pipeline.StepInput, _
 }
 
 func (analyzerKind) summary(l stageLine) (string, []string) {
-	res, err := stageoutput.DecodeResult[analysisHead](l.Output)
+	res, err := readAnalysisHead(l.Output)
 	if err != nil {
 		return "", nil
 	}
@@ -45,19 +46,105 @@ func (analyzerKind) summary(l stageLine) (string, []string) {
 }
 
 // analysisHead is what a segment item keeps of an analysis
-// (analysisSummary), decoded alone from an answer kept encoded.
+// (analysisSummary), read alone from an answer kept encoded.
 type analysisHead struct {
-	Language string        `json:"language"`
-	Keywords []keywordTerm `json:"keywords"`
-}
-
-// keywordTerm is an analyze.Keyword without its count.
-type keywordTerm struct {
-	Term string `json:"term"`
+	Language string
+	Keywords []string // the first segmentKeywords terms
 }
 
 func (a analysisHead) keywords() []string {
-	return firstKeywords(a.Keywords, func(k keywordTerm) string { return k.Term })
+	return firstKeywords(a.Keywords, func(k string) string { return k })
+}
+
+// readAnalysisHead reads an analysis's language and first keywords, and
+// stops there: a reused answer is summarised for every segment of a
+// backfill, and the rest of it (all its keywords, entities, sentences)
+// is most of its bytes. raw is an answer as stored, which was valid JSON
+// when read (stageoutput.DecodeLines); the encoder writes language and
+// keywords first, though any order is read.
+func readAnalysisHead(raw []byte) (analysisHead, error) {
+	var h analysisHead
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return h, fmt.Errorf("an analysis is not an object: %v", err)
+	}
+	var sawLanguage, sawKeywords bool
+	for !(sawLanguage && sawKeywords) && dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return h, err
+		}
+		switch name.String() {
+		case "language":
+			v, err := dec.ReadToken()
+			if err != nil {
+				return h, err
+			}
+			if v.Kind() == '"' {
+				h.Language = v.String()
+			}
+			sawLanguage = true
+		case "keywords":
+			if h.Keywords, err = readKeywordTerms(dec); err != nil {
+				return h, err
+			}
+			sawKeywords = true
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return h, err
+			}
+		}
+	}
+	return h, nil
+}
+
+// readKeywordTerms reads a keywords array's first segmentKeywords terms
+// and skips the rest of it.
+func readKeywordTerms(dec *jsontext.Decoder) ([]string, error) {
+	if dec.PeekKind() != '[' {
+		return nil, dec.SkipValue() // null: no keywords
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	var terms []string
+	for dec.PeekKind() != ']' {
+		if len(terms) == segmentKeywords || dec.PeekKind() != '{' {
+			if err := dec.SkipValue(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		term := ""
+		for dec.PeekKind() == '"' {
+			name, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			if name.String() != "term" {
+				if err := dec.SkipValue(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			v, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			if v.Kind() == '"' {
+				term = v.String()
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil { // the keyword's '}'
+			return nil, err
+		}
+		terms = append(terms, term)
+	}
+	_, err := dec.ReadToken() // ']'
+	return terms, err
 }
 
 // analysisSummary is what a segment item keeps of its analysis: the

@@ -111,3 +111,22 @@ func TestEncodeEntriesIsJSONMarshal(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSummaryOfAReusedAnswer is what a backfill pays per reused
+// segment to record its language and keywords, on a page of text.
+func BenchmarkSummaryOfAReusedAnswer(b *testing.B) {
+	var sb strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&sb, "Word%d appears on 2024-01-%02d near café number %d. ", i%37, 1+i%28, i)
+	}
+	a, err := analyzeOne(context.Background(), segmentCall{Index: 1, Text: sb.String()})
+	if err != nil || a.line.Error != "" {
+		b.Fatal(err, a.line.Error)
+	}
+	b.SetBytes(int64(len(a.line.Output)))
+	for b.Loop() {
+		if language, _ := (analyzerKind{}).summary(a.line); language != a.language {
+			b.Fatalf("language %q, want %q", language, a.language)
+		}
+	}
+}
