@@ -38,3 +38,28 @@ func TestDoingSaysTheStepOrTheOutcome(t *testing.T) {
 		}
 	}
 }
+
+func TestFailedStepIsTheFirstToFail(t *testing.T) {
+	t.Parallel()
+	steps := map[string]pipeline.StepState{
+		"segment_prep": {Status: pipeline.StepCompleted, EndedAt: "2026-11-23T10:00:00.000000000Z"},
+		"report":       {Status: pipeline.StepFailed, EndedAt: "2026-11-23T10:00:03.000000000Z"},
+		"check":        {Status: pipeline.StepFailed, EndedAt: "2026-11-23T10:00:02.000000000Z"},
+		"zeta":         {Status: pipeline.StepFailed, EndedAt: "2026-11-23T10:00:02.000000000Z"},
+	}
+	for _, c := range []struct {
+		p    pipeline.StepProgress
+		want string
+	}{
+		{pipeline.StepProgress{Status: pipeline.WorkflowFailed, Steps: steps}, "check"},
+		{pipeline.StepProgress{Status: pipeline.WorkflowFailed, Steps: map[string]pipeline.StepState{"segment_prep": {Status: pipeline.StepCompleted}}}, ""},
+		{pipeline.StepProgress{Status: pipeline.WorkflowInProgress, Steps: steps}, ""},
+		{pipeline.StepProgress{Status: pipeline.WorkflowCompleted, Steps: steps}, ""},
+	} {
+		for range 10 { // map order changes from run to run
+			if got := c.p.FailedStep(); got != c.want {
+				t.Fatalf("%+v: FailedStep() = %q, want %q", c.p, got, c.want)
+			}
+		}
+	}
+}

@@ -208,6 +208,27 @@ func (p StepProgress) Doing() string {
 	return string(p.Status)
 }
 
+// FailedStep names the step a failed workflow failed in, for people: of
+// its failed steps the one that ended first (by name among equals), since
+// the others may have failed only because it did. "" for a workflow that
+// is not failed, or that failed with no step failed (stopped from
+// outside: a timeout, an abort the reconciler recorded).
+func (p StepProgress) FailedStep() string {
+	if p.Status != WorkflowFailed {
+		return ""
+	}
+	first, ended := "", ""
+	for name, st := range p.Steps {
+		if st.Status != StepFailed {
+			continue
+		}
+		if first == "" || st.EndedAt < ended || (st.EndedAt == ended && name < first) {
+			first, ended = name, st.EndedAt
+		}
+	}
+	return first
+}
+
 // Outcome says how far a workflow got, for people: its status, and for a
 // completed one with failed segments how many ("completed, 1 segment
 // failed"), so a partial result never reads as a whole one.

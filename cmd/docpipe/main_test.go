@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docpipe/docpipe/pipeline"
 	"github.com/docpipe/docpipe/samples/gen/pdfgen"
 )
 
@@ -141,6 +142,25 @@ func TestRunReportsFailuresAndExitsNonZero(t *testing.T) {
 	if !strings.Contains(out, byFile["empty.txt"].WorkflowID) || !strings.Contains(out, "file is empty") {
 		t.Errorf("status --failed does not list the failure:\n%s", out)
 	}
+	// The table's STEP column names the step that failed (its STATUS
+	// already says failed).
+	out, err = cli(t, "status", "--home", home, "--failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := lineWith(out, byFile["empty.txt"].WorkflowID); !strings.Contains(row, " "+pipeline.StepSegmentPrep+" ") {
+		t.Errorf("status --failed: the row of empty.txt does not name %s as its step:\n%s", pipeline.StepSegmentPrep, out)
+	}
+}
+
+// lineWith is the first line of out that holds s, or "".
+func lineWith(out, s string) string {
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, s) {
+			return line
+		}
+	}
+	return ""
 }
 
 func TestUsageErrors(t *testing.T) {

@@ -201,13 +201,22 @@ func status(ctx context.Context, a *app, args []string, failed bool, limit int) 
 	}
 	t := newTextTable(stdout, "WORKFLOW", "FILE", "STATUS", "STEP", "SEGMENTS", "FAILED", "UPDATED", "ERROR")
 	for _, p := range list {
-		t.row(p.WorkflowID, p.FileName, p.Status, p.Doing(),
+		t.row(p.WorkflowID, p.FileName, p.Status, statusStep(p),
 			fmt.Sprintf("%d/%d", segmentsFinished(p), p.TotalSegments), p.SegmentsFailed, localTime(p.UpdatedAt), p.Error)
 	}
 	if err := t.flush(); err != nil || failed {
 		return err
 	}
 	return writeStatusCounts(ctx, stdout, b.Repo, counts)
+}
+
+// statusStep is the STEP column: the step a failed workflow failed in
+// (its STATUS already says failed), else what it is doing.
+func statusStep(p pipeline.StepProgress) string {
+	if step := p.FailedStep(); step != "" {
+		return step
+	}
+	return p.Doing()
 }
 
 // countStatuses counts analyses by status.

@@ -691,3 +691,29 @@ func TestFormatETA(t *testing.T) {
 		}
 	}
 }
+
+// The Failed page and the API name the step a failed analysis failed in.
+func TestFailedAnalysisNamesItsStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	reg := b.register(t, "a.pdf", pipeline.WorkflowInProgress, "")
+	if _, err := b.repo.TransitionSteps(ctx, reg.Ref(), pipeline.StepChange{Step: pipeline.StepFormatParser, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepFailed, Error: "corrupt xref table"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.repo.SetWorkflowStatus(ctx, reg.Ref(), []pipeline.WorkflowStatus{pipeline.WorkflowInProgress}, pipeline.WorkflowFailed, "corrupt xref table"); err != nil {
+		t.Fatal(err)
+	}
+	r := b.get(t, "/api/analyses?status=failed")
+	expectCode(t, r, http.StatusOK)
+	var list struct {
+		Analyses []progressView `json:"analyses"`
+	}
+	r.json(t, &list)
+	if len(list.Analyses) != 1 || list.Analyses[0].FailedStep != pipeline.StepFormatParser {
+		t.Errorf("failed analyses %+v, want one that failed in %s", list.Analyses, pipeline.StepFormatParser)
+	}
+	if page := string(b.get(t, "/failed").body); !strings.Contains(page, "<td>"+pipeline.StepFormatParser+"</td>") {
+		t.Errorf("the Failed page does not name the step that failed:\n%s", page)
+	}
+}

@@ -16,11 +16,13 @@ import (
 // progressView is one analysis as the pages and the API show it: the step
 // item's counters with what a progress bar needs.
 type progressView struct {
-	WorkflowID      string `json:"workflow_id"`
-	ProjectID       string `json:"project_id"`
-	FileName        string `json:"file_name"`
-	Status          string `json:"status"`
-	CurrentStep     string `json:"current_step"`
+	WorkflowID  string `json:"workflow_id"`
+	ProjectID   string `json:"project_id"`
+	FileName    string `json:"file_name"`
+	Status      string `json:"status"`
+	CurrentStep string `json:"current_step"`
+	// FailedStep names the step a failed analysis failed in.
+	FailedStep      string `json:"failed_step,omitempty"`
 	SegmentsTotal   int    `json:"segments_total"`
 	SegmentsDone    int    `json:"segments_done"`
 	SegmentsFailed  int    `json:"segments_failed"`
@@ -54,7 +56,7 @@ func newProgressView(p pipeline.StepProgress) progressView {
 	}
 	v := progressView{
 		WorkflowID: p.WorkflowID, ProjectID: p.ProjectID, FileName: p.FileName, Status: string(p.Status),
-		CurrentStep: p.Doing(), SegmentsTotal: p.TotalSegments, SegmentsDone: p.SegmentsDone,
+		CurrentStep: p.Doing(), FailedStep: p.FailedStep(), SegmentsTotal: p.TotalSegments, SegmentsDone: p.SegmentsDone,
 		SegmentsFailed: p.SegmentsFailed, SegmentsSkipped: p.SegmentsSkipped, Percent: pct,
 		Error: p.Error, UpdatedAt: p.UpdatedAt,
 	}
