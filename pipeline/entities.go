@@ -121,14 +121,34 @@ type StepState struct {
 	// copied, and every reader finds it through StageOutputKey.
 	Output string `json:"output,omitempty"`
 	// SegmentsReused and SegmentsRun count, for a segment stage, the
-	// segments it answered from the cache and those it ran.
+	// segments it answered from another workflow's output and those it
+	// ran; SegmentsOwn those it answered from the workflow's own earlier
+	// answers, their inputs the same (a re-run, a repeated page).
 	SegmentsReused int `json:"segments_reused,omitempty"`
 	SegmentsRun    int `json:"segments_run,omitempty"`
+	SegmentsOwn    int `json:"segments_reused_own,omitempty"`
 }
+
+// OwnOutputNote is the note of a document stage that completed without
+// running because its output from the workflow's last run has the same
+// definition and inputs (a re-run): not reused from another workflow, but
+// not run either.
+const OwnOutputNote = "unchanged since its last run"
 
 // Reused says the step completed without running: its output is another
 // workflow's.
 func (s StepState) Reused() bool { return s.Status == StepCompleted && s.ReusedFrom != "" }
+
+// NotRun says a completed step answered without running: from another
+// workflow's output (Reused), or from the workflow's own earlier output,
+// its definition and inputs unchanged (OwnOutputNote for a document
+// stage; a segment stage that ran no segment and reused some).
+func (s StepState) NotRun() bool {
+	if s.Status != StepCompleted {
+		return false
+	}
+	return s.ReusedFrom != "" || s.Error == OwnOutputNote || s.SegmentsRun == 0 && s.SegmentsReused+s.SegmentsOwn > 0
+}
 
 // StepRunProgress is a running step's own progress: done of total units
 // ("pages") at the time At, which with the step's StartedAt gives a rate

@@ -111,7 +111,7 @@ func (r *Repository) PrepareRerunFrom(ctx context.Context, ref WorkflowRef, def 
 	}
 	updates := []table.Update{table.Set{Path: "data.no_cache", Value: noCache}}
 	for _, st := range def.Stages[first:] {
-		updates = append(updates, table.Remove{Path: stepPath(st.Name, "segments_reused")}, table.Remove{Path: stepPath(st.Name, "segments_run")})
+		updates = append(updates, table.Remove{Path: stepPath(st.Name, "segments_reused")}, table.Remove{Path: stepPath(st.Name, "segments_run")}, table.Remove{Path: stepPath(st.Name, "segments_reused_own")})
 	}
 	if _, err := r.t.Update(ctx, StepKey(ref.WorkflowID), updates, table.Exists{Path: table.AttrPK}); err != nil {
 		return out, fmt.Errorf("pipeline: rerun %s: %w", ref.WorkflowID, err)

@@ -185,31 +185,46 @@ func (r *Repository) OwnOutput(ctx context.Context, ref WorkflowRef, prog StepPr
 	return nil
 }
 
+// StageCounts is how a segment stage's batch answered its segments: from
+// another workflow's output (Reused, the first from the workflow From),
+// by running them (Ran), or from the workflow's own earlier answers
+// (Own).
+type StageCounts struct {
+	Reused, Ran, Own int
+	From             string
+}
+
+func (b BatchRecord) counts() StageCounts {
+	return StageCounts{Reused: b.Reused, Ran: b.Ran, Own: b.Own, From: b.From}
+}
+
 // stageCountUpdates are the step item's updates that count a batch's
-// reused and run segments on stage (CountStageSegments); none for none.
-func stageCountUpdates(stage string, reused, ran int, from string) []table.Update {
-	if reused == 0 && ran == 0 {
+// segments on stage (CountStageSegments); none for none.
+func stageCountUpdates(stage string, c StageCounts) []table.Update {
+	if c.Reused == 0 && c.Ran == 0 && c.Own == 0 {
 		return nil
 	}
 	updates := []table.Update{
-		table.Add{Path: stepPath(stage, "segments_reused"), Delta: float64(reused)},
-		table.Add{Path: stepPath(stage, "segments_run"), Delta: float64(ran)},
+		table.Add{Path: stepPath(stage, "segments_reused"), Delta: float64(c.Reused)},
+		table.Add{Path: stepPath(stage, "segments_run"), Delta: float64(c.Ran)},
 	}
-	if from != "" {
-		updates = append(updates, table.Set{Path: stepPath(stage, "reused_from"), Value: from})
+	if c.Own > 0 {
+		updates = append(updates, table.Add{Path: stepPath(stage, "segments_reused_own"), Delta: float64(c.Own)})
+	}
+	if c.From != "" {
+		updates = append(updates, table.Set{Path: stepPath(stage, "reused_from"), Value: c.From})
 	}
 	return updates
 }
 
-// CountStageSegments adds to a segment stage's counts of the segments a
-// batch answered from the cache (reused, the first from the workflow
-// from) and those it ran. The stage's completion says it was reused when
-// it ran none (ReusedFrom on its StepChange).
-func (r *Repository) CountStageSegments(ctx context.Context, workflowID, stage string, reused, ran int, from string) error {
+// CountStageSegments adds a batch's counts to a segment stage's. The
+// stage's completion says it was reused when it ran none and reused some
+// (ReusedFrom on its StepChange).
+func (r *Repository) CountStageSegments(ctx context.Context, workflowID, stage string, c StageCounts) error {
 	if err := validName("step", stage); err != nil {
 		return err
 	}
-	updates := stageCountUpdates(stage, reused, ran, from)
+	updates := stageCountUpdates(stage, c)
 	if len(updates) == 0 {
 		return nil
 	}

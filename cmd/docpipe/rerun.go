@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -90,8 +91,31 @@ func rerunLocal(ctx context.Context, f *runFlags, id string, scope rerunScope) e
 	if err := report(stdout, []docResult{r}, f.jsonOut); err != nil {
 		return err
 	}
+	if err := sayReused(ctx, stderr, lp.backend.Repo, wf.ID, reset); err != nil {
+		return err
+	}
 	if !r.succeeded() {
 		return exitError{1}
+	}
+	return nil
+}
+
+// sayReused tells which of the stages a re-run reset answered without
+// running, their definition and inputs unchanged: someone who asked for
+// them again may have meant --no-cache.
+func sayReused(ctx context.Context, w io.Writer, repo *pipeline.Repository, id string, reset []string) error {
+	prog, err := repo.GetProgress(ctx, id)
+	if err != nil {
+		return err
+	}
+	var reused []string
+	for _, name := range reset {
+		if prog.Steps[name].NotRun() {
+			reused = append(reused, name)
+		}
+	}
+	if len(reused) > 0 {
+		fmt.Fprintf(w, "not run again, their definition and inputs unchanged: %s (--no-cache runs them)\n", strings.Join(reused, ", "))
 	}
 	return nil
 }

@@ -272,15 +272,26 @@ func TestRerunFromStage(t *testing.T) {
 	check("first run", 2, 1)
 
 	want(t, 2, []string{`no stage "nope"`}, "rerun", "--from", "nope", "--home", home, id)
-	want(t, 0, []string{"completed"}, "rerun", "--from", "a", "--progress", "none", "--home", home, id)
+	// What did not run says so: on stderr, and on its step.
+	want(t, 0, []string{"completed", "not run again, their definition and inputs unchanged: a, b (--no-cache runs them)"}, "rerun", "--from", "a", "--progress", "none", "--home", home, id)
 	check("rerun --from a", 2, 1)
-	want(t, 0, []string{"completed"}, "rerun", "--from", "b", "--no-cache", "--progress", "none", "--home", home, id)
+	var d workflowDetail
+	decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, id), &d)
+	if a, b := d.Progress.Steps["a"], d.Progress.Steps["b"]; a.SegmentsOwn != 2 || a.SegmentsRun != 0 || !a.NotRun() || b.Error != pipeline.OwnOutputNote || !b.NotRun() {
+		t.Errorf("after rerun --from a: a %+v, b %+v; want both answered as before, not run", a, b)
+	}
+	if _, stderr, code := cliAll("rerun", "--from", "b", "--no-cache", "--progress", "none", "--home", home, id); code != 0 || strings.Contains(stderr, "not run again") {
+		t.Errorf("rerun --from b --no-cache: exit %d, stderr:\n%s", code, stderr)
+	}
 	check("rerun --from b --no-cache", 2, 2)
+	decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, id), &d)
+	if b := d.Progress.Steps["b"]; b.NotRun() || b.Error != "" {
+		t.Errorf("after rerun --from b --no-cache: b %+v, want run", b)
+	}
 	want(t, 0, []string{"completed"}, "rerun", "--from", "a", "--no-cache", "--progress", "none", "--home", home, id)
 	check("rerun --from a --no-cache", 4, 3)
 	want(t, 0, []string{"completed"}, "rerun", "--from", "segment_prep", "--progress", "none", "--home", home, id)
 	check("rerun --from segment_prep", 4, 3)
-	var d workflowDetail
 	decodeJSON(t, want(t, 0, nil, "status", "--json", "--home", home, id), &d)
 	if p := d.Progress; p.Status != pipeline.WorkflowCompleted || p.SegmentsDone != 2 || p.TotalSegments != 2 {
 		t.Errorf("after the re-runs: %+v, want completed with 2 segments done", p)

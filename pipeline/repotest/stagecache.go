@@ -111,14 +111,14 @@ func testReusedStepAndAudit(t *testing.T, tb table.Table, _ tabletest.Config) {
 	f := setup(t, repo)
 	from := pipeline.NewID()
 	step := pipeline.StepSegmentAnalyzer
-	for _, c := range []struct{ reused, ran int }{{3, 0}, {2, 0}} {
-		if err := repo.CountStageSegments(ctx, f.wf.ID, step, c.reused, c.ran, from); err != nil {
+	for _, c := range []pipeline.StageCounts{{Reused: 3, From: from}, {Reused: 2, Own: 4, From: from}} {
+		if err := repo.CountStageSegments(ctx, f.wf.ID, step, c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	p := progress(t, repo, f.wf.ID)
-	if s := p.Steps[step]; s.SegmentsReused != 5 || s.SegmentsRun != 0 {
-		t.Fatalf("counts = %+v, want 5 reused, 0 run", s)
+	if s := p.Steps[step]; s.SegmentsReused != 5 || s.SegmentsRun != 0 || s.SegmentsOwn != 4 {
+		t.Fatalf("counts = %+v, want 5 reused, 0 run, 4 own", s)
 	}
 	if _, err := repo.TransitionSteps(ctx, f.ref, pipeline.StepChange{Step: step, From: []pipeline.StepStatus{pipeline.StepPending}, To: pipeline.StepCompleted, ReusedFrom: from}); err != nil {
 		t.Fatal(err)

@@ -102,6 +102,9 @@ type outcome struct {
 	// offers are the stage cache entries for what the step wrote,
 	// recorded with its completion (StepChange.Offers).
 	offers []pipeline.CachedOutput
+	// note is what a completion records beside its status, when it has
+	// to say that the step did not run (pipeline.OwnOutputNote).
+	note string
 }
 
 // Register adds every builtin handler, the generic handlers of users'
@@ -199,7 +202,7 @@ func (h *handlers) wrap(handler string, body stepFunc) pipeline.Handler {
 		if to == "" {
 			to = pipeline.StepCompleted
 		}
-		note := "" // the step entry records a reason only for skips
+		note := res.note // a skip records its reason, a completion only why it did not run
 		if to == pipeline.StepSkipped {
 			note = res.message
 		}
@@ -422,6 +425,9 @@ func segmentStageSummary(prog pipeline.StepProgress, stage string) string {
 	}
 	if n := prog.Steps[stage].SegmentsReused; n > 0 {
 		msg += fmt.Sprintf("; %d reused", n)
+	}
+	if n := prog.Steps[stage].SegmentsOwn; n > 0 {
+		msg += fmt.Sprintf("; %d reused from this workflow", n)
 	}
 	return msg
 }

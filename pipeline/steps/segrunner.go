@@ -132,7 +132,7 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 	if err != nil {
 		return outcome{}, err
 	}
-	reused := 0
+	reused, own := 0, 0
 	calls, at = slices.Clone(calls), slices.Clone(at)
 	for j := len(calls) - 1; j >= 0; j-- {
 		if l := cache.hits[j]; l != nil {
@@ -146,6 +146,8 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 			cache.keys = slices.Delete(cache.keys, j, j+1)
 			if l.ReusedFrom != "" {
 				reused++
+			} else {
+				own++ // the workflow's own earlier answer
 			}
 		}
 	}
@@ -187,7 +189,7 @@ func (h *handlers) runSegments(ctx context.Context, in pipeline.StepInput, pipe 
 	if err := store.save(ctx, h, key, out); err != nil {
 		return outcome{}, err
 	}
-	rec := batchRecord(in.Workflow, st, key, cache, lines, at, reused)
+	rec := batchRecord(in.Workflow, st, key, cache, lines, at, reused, own)
 	if _, err := h.finishBatch(ctx, in.Workflow.WorkflowID, fins, rec); err != nil {
 		return outcome{}, storageErr("record segments", err)
 	}

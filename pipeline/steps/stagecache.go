@@ -351,11 +351,11 @@ func (h *handlers) segmentCache(ctx context.Context, in pipeline.StepInput, pipe
 // segments counted on the stage's step. Failed answers are not offered:
 // a failure may be the moment's, and is tried again. Nothing when the
 // cache is off.
-func batchRecord(ref pipeline.WorkflowRef, st pipeline.Stage, blobKey string, cache segmentLookup, lines []*segmentAnswer, at []int, reused int) pipeline.BatchRecord {
+func batchRecord(ref pipeline.WorkflowRef, st pipeline.Stage, blobKey string, cache segmentLookup, lines []*segmentAnswer, at []int, reused, own int) pipeline.BatchRecord {
 	if cache.keys == nil {
 		return pipeline.BatchRecord{}
 	}
-	rec := pipeline.BatchRecord{Stage: st.Name, Reused: reused, Ran: len(at), From: cache.from}
+	rec := pipeline.BatchRecord{Stage: st.Name, Reused: reused, Ran: len(at), Own: own, From: cache.from}
 	for j, i := range at {
 		if a := lines[i]; a != nil && a.line.Error == "" {
 			rec.Offers = append(rec.Offers, pipeline.CachedOutput{Key: cache.keys[j], Stage: st.Name, Workflow: ref, Blob: blobKey, Index: a.line.Index})
@@ -376,7 +376,7 @@ func (h *handlers) reuseDocumentOutput(ctx context.Context, ref pipeline.Workflo
 	}
 	from := e.Workflow.WorkflowID
 	if from == ref.WorkflowID {
-		return outcome{message: "unchanged since its last run"}, true, nil
+		return outcome{message: pipeline.OwnOutputNote, note: pipeline.OwnOutputNote}, true, nil
 	}
 	return outcome{message: "reused from " + from, reusedFrom: from, output: e.Blob}, true, nil
 }
