@@ -210,15 +210,7 @@ func (p StepProgress) Doing() string {
 	if p.Status.Final() {
 		return p.Outcome()
 	}
-	current, started := "", ""
-	for name, st := range p.Steps {
-		if st.Status != StepInProgress {
-			continue
-		}
-		if current == "" || st.StartedAt < started || (st.StartedAt == started && name < current) {
-			current, started = name, st.StartedAt
-		}
-	}
+	current := p.firstStep(StepInProgress, func(st StepState) string { return st.StartedAt })
 	switch {
 	case current != "":
 		return current
@@ -237,13 +229,19 @@ func (p StepProgress) FailedStep() string {
 	if p.Status != WorkflowFailed {
 		return ""
 	}
-	first, ended := "", ""
+	return p.firstStep(StepFailed, func(st StepState) string { return st.EndedAt })
+}
+
+// firstStep is the step in status whose time (when) is the earliest, by
+// name among equals (a map has no order of its own); "" for none.
+func (p StepProgress) firstStep(status StepStatus, when func(StepState) string) string {
+	first, at := "", ""
 	for name, st := range p.Steps {
-		if st.Status != StepFailed {
+		if st.Status != status {
 			continue
 		}
-		if first == "" || st.EndedAt < ended || (st.EndedAt == ended && name < first) {
-			first, ended = name, st.EndedAt
+		if t := when(st); first == "" || t < at || (t == at && name < first) {
+			first, at = name, t
 		}
 	}
 	return first
