@@ -91,9 +91,7 @@ func rerunLocal(ctx context.Context, f *runFlags, id string, scope rerunScope) e
 	if err := report(stdout, []docResult{r}, f.jsonOut); err != nil {
 		return err
 	}
-	if err := sayReused(ctx, stderr, lp.backend.Repo, wf.ID, reset); err != nil {
-		return err
-	}
+	sayReused(ctx, stderr, lp.backend.Repo, wf.ID, reset)
 	if !r.succeeded() {
 		return exitError{1}
 	}
@@ -102,11 +100,12 @@ func rerunLocal(ctx context.Context, f *runFlags, id string, scope rerunScope) e
 
 // sayReused tells which of the stages a re-run reset answered without
 // running, their definition and inputs unchanged: someone who asked for
-// them again may have meant --no-cache.
-func sayReused(ctx context.Context, w io.Writer, repo *pipeline.Repository, id string, reset []string) error {
+// them again may have meant --no-cache. It is advice on a re-run already
+// reported, so a failed read leaves it out rather than fail the command.
+func sayReused(ctx context.Context, w io.Writer, repo *pipeline.Repository, id string, reset []string) {
 	prog, err := repo.GetProgress(ctx, id)
 	if err != nil {
-		return err
+		return
 	}
 	var reused []string
 	for _, name := range reset {
@@ -117,7 +116,6 @@ func sayReused(ctx context.Context, w io.Writer, repo *pipeline.Repository, id s
 	if len(reused) > 0 {
 		fmt.Fprintf(w, "not run again, their definition and inputs unchanged: %s (--no-cache runs them)\n", strings.Join(reused, ", "))
 	}
-	return nil
 }
 
 // prepareRerunScope readies a finished workflow for the re-run scope asks
