@@ -62,7 +62,7 @@ func batchWorkflow(t *testing.T, tb table.Table, n int) *Repository {
 // batchOf is the finishes and the record of a batch whose n segments
 // the stage ran, each answer offered.
 func batchOf(n int) ([]SegmentFinish, BatchRecord) {
-	rec := BatchRecord{Stage: "an", Ran: n}
+	rec := BatchRecord{Stage: "an", StageCounts: StageCounts{Ran: n}}
 	var fins []SegmentFinish
 	for i := 1; i <= n; i++ {
 		fins = append(fins, SegmentFinish{Index: i, From: SegmentPending, To: SegmentDone})

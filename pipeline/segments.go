@@ -371,19 +371,12 @@ func (r *Repository) FinishSegments(ctx context.Context, workflowID string, fins
 // counted on the stage's step entry (CountStageSegments), and the answers
 // it offers to the stage cache (RecordStageCache).
 type BatchRecord struct {
-	Stage       string
-	Reused, Ran int
-	// Own counts the segments answered from the workflow's own earlier
-	// answers, their inputs the same: a re-run from an earlier stage, or
-	// a segment of the same text as one answered before.
-	Own    int
-	From   string // the workflow the first reused answer came from
+	Stage string
+	StageCounts
 	Offers []CachedOutput
 }
 
-func (b BatchRecord) empty() bool {
-	return b.Reused == 0 && b.Ran == 0 && b.Own == 0 && len(b.Offers) == 0
-}
+func (b BatchRecord) empty() bool { return b.StageCounts.none() && len(b.Offers) == 0 }
 
 // FinishBatch is FinishSegments with rec written in the same transaction
 // as the last chunk of outcomes when it fits there, else on its own
@@ -401,7 +394,7 @@ func (r *Repository) FinishBatch(ctx context.Context, workflowID string, fins []
 		if err := r.RecordStageCache(ctx, rec.Offers...); err != nil {
 			return err
 		}
-		return r.CountStageSegments(ctx, workflowID, rec.Stage, rec.counts())
+		return r.CountStageSegments(ctx, workflowID, rec.Stage, rec.StageCounts)
 	}
 	last := len(fins) % finishChunk
 	if last == 0 && len(fins) > 0 {
@@ -529,7 +522,7 @@ func (r *Repository) finishChunk(ctx context.Context, workflowID string, chunk [
 			return 0, false, err
 		}
 		actions = append(actions, puts...)
-		if counts := stageCountUpdates(rec.Stage, rec.counts()); len(counts) > 0 {
+		if counts := stageCountUpdates(rec.Stage, rec.StageCounts); len(counts) > 0 {
 			counters = append(counters, counts...)
 			stepCond = table.Exists{Path: stepPath(rec.Stage, "status")}
 		}

@@ -187,21 +187,20 @@ func (r *Repository) OwnOutput(ctx context.Context, ref WorkflowRef, prog StepPr
 
 // StageCounts is how a segment stage's batch answered its segments: from
 // another workflow's output (Reused, the first from the workflow From),
-// by running them (Ran), or from the workflow's own earlier answers
-// (Own).
+// by running them (Ran), or from the workflow's own earlier answers, their
+// inputs the same: a re-run from an earlier stage, or a segment of the
+// same text as one answered before (Own).
 type StageCounts struct {
 	Reused, Ran, Own int
 	From             string
 }
 
-func (b BatchRecord) counts() StageCounts {
-	return StageCounts{Reused: b.Reused, Ran: b.Ran, Own: b.Own, From: b.From}
-}
+func (c StageCounts) none() bool { return c.Reused == 0 && c.Ran == 0 && c.Own == 0 }
 
 // stageCountUpdates are the step item's updates that count a batch's
 // segments on stage (CountStageSegments); none for none.
 func stageCountUpdates(stage string, c StageCounts) []table.Update {
-	if c.Reused == 0 && c.Ran == 0 && c.Own == 0 {
+	if c.none() {
 		return nil
 	}
 	updates := []table.Update{

@@ -355,7 +355,7 @@ func batchRecord(ref pipeline.WorkflowRef, st pipeline.Stage, blobKey string, ca
 	if cache.keys == nil {
 		return pipeline.BatchRecord{}
 	}
-	rec := pipeline.BatchRecord{Stage: st.Name, Reused: reused, Ran: len(at), Own: own, From: cache.from}
+	rec := pipeline.BatchRecord{Stage: st.Name, StageCounts: pipeline.StageCounts{Reused: reused, Ran: len(at), Own: own, From: cache.from}}
 	for j, i := range at {
 		if a := lines[i]; a != nil && a.line.Error == "" {
 			rec.Offers = append(rec.Offers, pipeline.CachedOutput{Key: cache.keys[j], Stage: st.Name, Workflow: ref, Blob: blobKey, Index: a.line.Index})
